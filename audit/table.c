@@ -1,0 +1,177 @@
+/*
+ * table.c - the row table: partitions, input file names, rows, an arena that owns every string, and
+ * an id index for uniqueness checks. Pure data: it never reads files.
+ */
+#include "leakaudit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_BLOCK (1u << 20)
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    char data[];
+} arena_block;
+
+struct la_table {
+    arena_block *arena;
+    la_row *rows;
+    size_t nrows, caprows;
+    char **parts;
+    uint32_t nparts, capparts;
+    char **files;
+    uint32_t nfiles, capfiles;
+    size_t *ids;          /* open addressing: row index + 1, 0 = empty */
+    size_t idcap;         /* power of two */
+};
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+la_status la_table_new(la_table **out)
+{
+    la_table *t = calloc(1, sizeof *t);
+    if (!t) return la_error(LA_ENOMEM, "out of memory creating the row table");
+    *out = t;
+    return LA_OK;
+}
+
+void la_table_free(la_table *t)
+{
+    if (!t) return;
+    for (arena_block *b = t->arena, *n; b; b = n) {
+        n = b->next;
+        free(b);
+    }
+    for (uint32_t i = 0; i < t->nparts; i++) free(t->parts[i]);
+    for (uint32_t i = 0; i < t->nfiles; i++) free(t->files[i]);
+    free(t->parts);
+    free(t->files);
+    free(t->rows);
+    free(t->ids);
+    free(t);
+}
+
+la_status la_table_strdup(la_table *t, const char *s, size_t n, const char **out)
+{
+    arena_block *b = t->arena;
+    if (!b || b->cap - b->used < n + 1) {
+        size_t cap = n + 1 > ARENA_BLOCK ? n + 1 : ARENA_BLOCK;
+        arena_block *nb = malloc(sizeof *nb + cap);
+        if (!nb) return la_error(LA_ENOMEM, "out of memory storing row text");
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        t->arena = b = nb;
+    }
+    char *p = b->data + b->used;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    b->used += n + 1;
+    *out = p;
+    return LA_OK;
+}
+
+static la_status add_name(char ***v, uint32_t *n, uint32_t *cap, const char *name, uint32_t *index)
+{
+    if (*n == *cap) {
+        uint32_t c = *cap ? *cap * 2 : 8;
+        char **nv = realloc(*v, c * sizeof *nv);
+        if (!nv) return la_error(LA_ENOMEM, "out of memory");
+        *v = nv;
+        *cap = c;
+    }
+    char *copy = strdup(name);
+    if (!copy) return la_error(LA_ENOMEM, "out of memory");
+    (*v)[*n] = copy;
+    *index = (*n)++;
+    return LA_OK;
+}
+
+la_status la_table_find_part(const la_table *t, const char *name, uint32_t *index)
+{
+    for (uint32_t i = 0; i < t->nparts; i++)
+        if (strcmp(t->parts[i], name) == 0) {
+            *index = i;
+            return LA_OK;
+        }
+    return LA_EINVAL;
+}
+
+la_status la_table_part(la_table *t, const char *name, uint32_t *index)
+{
+    if (la_table_find_part(t, name, index) == LA_OK) return LA_OK;
+    return add_name(&t->parts, &t->nparts, &t->capparts, name, index);
+}
+
+uint32_t la_table_npart(const la_table *t) { return t->nparts; }
+const char *la_table_part_name(const la_table *t, uint32_t i) { return i < t->nparts ? t->parts[i] : NULL; }
+
+la_status la_table_add_file(la_table *t, const char *name, uint32_t *index)
+{
+    return add_name(&t->files, &t->nfiles, &t->capfiles, name, index);
+}
+
+const char *la_table_file_name(const la_table *t, uint32_t i) { return i < t->nfiles ? t->files[i] : NULL; }
+uint32_t la_table_nfile(const la_table *t) { return t->nfiles; }
+
+static la_status id_index_grow(la_table *t)
+{
+    size_t cap = t->idcap ? t->idcap * 2 : 1024;
+    size_t *ids = calloc(cap, sizeof *ids);
+    if (!ids) return la_error(LA_ENOMEM, "out of memory indexing row ids");
+    for (size_t i = 0; i < t->nrows; i++) {
+        size_t h = (size_t)str_hash(t->rows[i].id) & (cap - 1);
+        while (ids[h]) h = (h + 1) & (cap - 1);
+        ids[h] = i + 1;
+    }
+    free(t->ids);
+    t->ids = ids;
+    t->idcap = cap;
+    return LA_OK;
+}
+
+la_status la_table_append(la_table *t, const la_row *row, size_t *index)
+{
+    if (!row->id) return la_error(LA_EINVAL, "la_table_append: row without id");
+    if (t->nrows == t->caprows) {
+        size_t c = t->caprows ? t->caprows * 2 : 1024;
+        la_row *r = realloc(t->rows, c * sizeof *r);
+        if (!r) return la_error(LA_ENOMEM, "out of memory growing the row table to %zu rows", c);
+        t->rows = r;
+        t->caprows = c;
+    }
+    t->rows[t->nrows] = *row;
+    t->nrows++;
+    if ((t->nrows) * 2 > t->idcap) {
+        LA_TRY(id_index_grow(t));
+    } else {
+        size_t h = (size_t)str_hash(row->id) & (t->idcap - 1);
+        while (t->ids[h]) h = (h + 1) & (t->idcap - 1);
+        t->ids[h] = t->nrows;
+    }
+    if (index) *index = t->nrows - 1;
+    return LA_OK;
+}
+
+size_t la_table_find_id(const la_table *t, const char *id)
+{
+    if (!t->idcap) return (size_t)-1;
+    size_t h = (size_t)str_hash(id) & (t->idcap - 1);
+    while (t->ids[h]) {
+        size_t r = t->ids[h] - 1;
+        if (strcmp(t->rows[r].id, id) == 0) return r;
+        h = (h + 1) & (t->idcap - 1);
+    }
+    return (size_t)-1;
+}
+
+size_t la_table_nrows(const la_table *t) { return t->nrows; }
+la_row *la_table_rows(la_table *t) { return t->rows; }
+const la_row *la_table_rows_const(const la_table *t) { return t->rows; }

@@ -1,0 +1,187 @@
+/*
+ * leakaudit.h - the public C API of leakaudit.
+ *
+ * leakaudit finds links between the partitions of an evaluation set (shared family ids, rows on the
+ * wrong side of a date cutoff, exact copies after normalization, near and semantic copies) and turns
+ * them into a recommendation for every row. This header holds what every module shares: the status
+ * type and error reporting, the row table, the link (pair) list, and the evidence kinds.
+ *
+ * It includes no CUDA, FAISS or third-party headers. It is not a stable ABI yet (0.x).
+ *
+ * Conventions: every fallible function returns la_status (LA_OK = 0, negative on failure) and puts
+ * the human detail into la_last_error(). Out-parameters come last and are marked OUT.
+ * la_x_new(..., la_x **out) pairs with la_x_free(la_x *); la_x_free(NULL) does nothing.
+ */
+#ifndef LEAKAUDIT_H
+#define LEAKAUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define LA_API
+#else
+#define LA_API __attribute__((visibility("default")))
+#endif
+
+/* ---- status ------------------------------------------------------------------------------- */
+
+typedef enum la_status {
+    LA_OK = 0,
+    LA_EINVAL = -1,       /* bad argument or usage */
+    LA_EINPUT = -2,       /* bad input data (file:line:field in la_last_error) */
+    LA_EIO = -3,          /* a file could not be read or written */
+    LA_ENOMEM = -4,       /* out of memory */
+    LA_ECUDA = -5,        /* a CUDA or cuBLAS call failed (the CPU path still works) */
+    LA_ENODEV = -6,       /* no usable device */
+    LA_EUNSUPPORTED = -7, /* feature not compiled in */
+    LA_EINTERNAL = -8     /* a broken internal contract */
+} la_status;
+
+/* Static description of a status code; never NULL. */
+LA_API const char *la_strerror(la_status s);
+
+/* Human detail of the last failure on this thread; valid until the next la_* call on this thread
+ * that sets an error. Empty string when none. Never NULL. */
+LA_API const char *la_last_error(void);
+
+/* Record a failure detail (printf-style) for this thread and return `s`, so callers can write
+ * `return la_error(LA_EINPUT, "%s:%zu: id: expected a non-empty string", file, line);`. */
+LA_API la_status la_error(la_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Clear this thread's last error. */
+LA_API void la_error_clear(void);
+
+/* Propagate a failure: returns from the calling function when expr is not LA_OK. */
+#define LA_TRY(expr)                          \
+    do {                                      \
+        la_status la_try_s_ = (expr);         \
+        if (la_try_s_ != LA_OK) return la_try_s_; \
+    } while (0)
+
+/* Version string of the library, e.g. "0.1.0". */
+LA_API const char *la_version(void);
+
+/* ---- evidence kinds ----------------------------------------------------------------------- */
+
+typedef enum la_kind {
+    LA_KIND_FAMILY = 1u << 0,   /* same family id on both sides */
+    LA_KIND_TIME = 1u << 1,     /* a row available on the wrong side of the cutoff */
+    LA_KIND_EXACT = 1u << 2,    /* same normalized text */
+    LA_KIND_NEAR = 1u << 3,     /* MinHash/SimHash candidates verified by Jaccard or containment */
+    LA_KIND_SEMANTIC = 1u << 4  /* cosine of embeddings above threshold */
+} la_kind;
+
+#define LA_KIND_ALL 0x1Fu
+#define LA_KIND_COUNT 5
+
+/* Name of one kind bit ("family", "time", "exact", "near", "semantic"); NULL for other values. */
+LA_API const char *la_kind_name(uint32_t kind_bit);
+
+/* Parse a comma-separated list of kind names ("exact,near", "all", "none") into a bit set. */
+LA_API la_status la_kinds_parse(const char *list, uint32_t *kinds /* OUT */);
+
+/* ---- dates -------------------------------------------------------------------------------- */
+
+#define LA_NO_DATE INT32_MIN
+
+/* Parse a canonical ASCII YYYY-MM-DD date that exists on the proleptic Gregorian calendar into days
+ * since 1970-01-01. With allow_timestamp, an ISO 8601 timestamp (YYYY-MM-DDTHH:MM[:SS[.f]][Z|±HH:MM])
+ * is accepted and its date part used. Returns LA_EINPUT (no detail set) for anything else. */
+LA_API la_status la_date_parse(const char *s, size_t n, int allow_timestamp, int32_t *days /* OUT */);
+
+/* Format days since 1970-01-01 as YYYY-MM-DD into buf (at least 11 bytes). */
+LA_API void la_date_format(int32_t days, char buf[11]);
+
+/* ---- the row table ------------------------------------------------------------------------ */
+
+/* One input row. Strings are NUL-terminated, owned by the table's arena, and live as long as the
+ * table. Optional strings are NULL when absent. */
+typedef struct la_row {
+    const char *id;        /* unique, non-empty */
+    const char *text;      /* joined text fields; NULL when absent (allowed for `split`) */
+    const char *norm;      /* normalized text; NULL until normalization */
+    size_t norm_len;
+    const char *family;    /* NULL: the row is its own family */
+    const char *label;
+    const char *raw;       /* the original record as one line of JSON, passed through to manifests */
+    double score;          /* per-case eval result in [0,1]; NaN when absent */
+    uint64_t hash[2];      /* XXH3-128 of norm (hash[0] low, hash[1] high); zero until computed */
+    int32_t date;          /* days since 1970-01-01, LA_NO_DATE when absent */
+    uint32_t part;         /* partition index into the table's partitions */
+    uint32_t file;         /* index into the table's file names */
+    uint32_t line;         /* 1-based line (JSONL) or record number + 1 (CSV, counting the header) */
+} la_row;
+
+typedef struct la_table la_table;
+
+/* Create an empty table. Free with la_table_free. */
+LA_API la_status la_table_new(la_table **out /* OUT */);
+LA_API void la_table_free(la_table *t);
+
+/* Partitions: find or add a partition name; returns its index. The first call with a name
+ * fixes its index; names are copied. */
+LA_API la_status la_table_part(la_table *t, const char *name, uint32_t *index /* OUT */);
+/* Look a partition up without adding it; returns LA_EINVAL when absent. */
+LA_API la_status la_table_find_part(const la_table *t, const char *name, uint32_t *index /* OUT */);
+LA_API uint32_t la_table_npart(const la_table *t);
+LA_API const char *la_table_part_name(const la_table *t, uint32_t index);
+
+/* Input files: register a file name (copied); returns its index. */
+LA_API la_status la_table_add_file(la_table *t, const char *name, uint32_t *index /* OUT */);
+LA_API const char *la_table_file_name(const la_table *t, uint32_t index);
+LA_API uint32_t la_table_nfile(const la_table *t);
+
+/* Copy n bytes of s into the table's arena (NUL-terminated); the copy lives as long as the table. */
+LA_API la_status la_table_strdup(la_table *t, const char *s, size_t n, const char **out /* OUT */);
+
+/* Append a row (its strings must already live in the table's arena, via la_table_strdup).
+ * Does not check id uniqueness: see la_table_find_id. */
+LA_API la_status la_table_append(la_table *t, const la_row *row, size_t *index /* OUT */);
+
+/* Index of the row with this id, or (size_t)-1. Ids are indexed as rows are appended. */
+LA_API size_t la_table_find_id(const la_table *t, const char *id);
+
+LA_API size_t la_table_nrows(const la_table *t);
+/* Borrowed pointer to the rows array; valid until the next la_table_append. */
+LA_API la_row *la_table_rows(la_table *t);
+LA_API const la_row *la_table_rows_const(const la_table *t);
+
+/* ---- links (pairs) ------------------------------------------------------------------------ */
+
+/* One link between two rows of different partitions (or of one partition, for within-partition
+ * reports). When one side is the held-out partition, it is b. Scores are NaN when not measured. */
+typedef struct la_pair {
+    uint32_t a, b;          /* row indices */
+    uint32_t kinds;         /* la_kind bits */
+    float jaccard;          /* true Jaccard of shingle sets */
+    float containment;      /* |A ∩ B| / min(|A|, |B|) */
+    float minhash;          /* MinHash estimate of Jaccard */
+    float cosine;           /* embedding cosine */
+    int32_t simhash_dist;   /* Hamming distance of SimHash, -1 when not measured */
+} la_pair;
+
+typedef struct la_pairs {
+    la_pair *v;
+    size_t n, cap;
+} la_pairs;
+
+/* Initialize a fresh pair with all scores unmeasured. */
+LA_API la_pair la_pair_make(uint32_t a, uint32_t b, uint32_t kinds);
+LA_API la_status la_pairs_push(la_pairs *p, const la_pair *x);
+/* Sort by (b, a) and merge duplicates: kinds are OR-ed, measured scores kept. */
+LA_API void la_pairs_normalize(la_pairs *p);
+LA_API void la_pairs_free(la_pairs *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LEAKAUDIT_H */
