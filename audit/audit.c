@@ -1,0 +1,208 @@
+/* audit.c - family and time evidence, leak clusters and outcomes (see audit.h). */
+#include "audit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const la_row *g_rows; /* sort context */
+
+static int cmp_family(const void *x, const void *y)
+{
+    const la_row *a = &g_rows[*(const uint32_t *)x], *b = &g_rows[*(const uint32_t *)y];
+    int c = strcmp(a->family, b->family);
+    if (c) return c;
+    if (a->part != b->part) return a->part < b->part ? -1 : 1;
+    return strcmp(a->id, b->id);
+}
+
+static int cmp_id(const void *x, const void *y)
+{
+    return strcmp(g_rows[*(const uint32_t *)x].id, g_rows[*(const uint32_t *)y].id);
+}
+
+static int is_time_leak(const la_row *r, const la_audit_opts *o)
+{
+    if (o->cutoff == LA_NO_DATE || r->date == LA_NO_DATE) return 0;
+    return r->part == o->heldout ? r->date < o->cutoff : r->date >= o->cutoff;
+}
+
+void la_audit_free(la_audit *a)
+{
+    if (!a) return;
+    for (size_t i = 0; i < a->nfamilies; i++) free(a->families[i].rows);
+    free(a->families);
+    free(a->time_rows);
+    free(a->out);
+    free(a->why);
+    free(a->link_kinds);
+    free(a->cluster);
+    memset(a, 0, sizeof *a);
+}
+
+la_status la_audit_evidence(const la_table *t, const la_audit_opts *o, la_pairs *pairs, la_audit *a)
+{
+    memset(a, 0, sizeof *a);
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    a->time_rows = malloc((n ? n : 1) * sizeof *a->time_rows);
+    if (!order || !a->time_rows) {
+        free(order);
+        la_audit_free(a);
+        return la_error(LA_ENOMEM, "out of memory grouping families");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].family) order[m++] = (uint32_t)i;
+        if (is_time_leak(&rows[i], o)) a->time_rows[a->ntime++] = (uint32_t)i;
+    }
+    g_rows = rows;
+    qsort(order, m, sizeof *order, cmp_family);
+    qsort(a->time_rows, a->ntime, sizeof *a->time_rows, cmp_id);
+
+    la_status st = LA_OK;
+    size_t capf = 0;
+    for (size_t g = 0; g < m && st == LA_OK;) {
+        size_t e = g + 1;
+        while (e < m && strcmp(rows[order[g]].family, rows[order[e]].family) == 0) e++;
+        int held = 0, seen = 0, before = 0, after = 0;
+        for (size_t i = g; i < e; i++) {
+            const la_row *r = &rows[order[i]];
+            if (r->part == o->heldout) held = 1;
+            else seen = 1;
+            if (o->cutoff != LA_NO_DATE && r->date != LA_NO_DATE) {
+                if (r->date < o->cutoff) before = 1;
+                else after = 1;
+            }
+        }
+        int crosses = held && seen, spans = before && after;
+        if (crosses || spans) {
+            if (a->nfamilies == capf) {
+                capf = capf ? capf * 2 : 16;
+                la_family_finding *v = realloc(a->families, capf * sizeof *v);
+                if (!v) {
+                    st = la_error(LA_ENOMEM, "out of memory recording families");
+                    break;
+                }
+                a->families = v;
+            }
+            la_family_finding *f = &a->families[a->nfamilies++];
+            f->family = rows[order[g]].family;
+            f->nrows = e - g;
+            f->crosses = crosses;
+            f->spans_cutoff = spans;
+            f->rows = malloc(f->nrows * sizeof *f->rows);
+            if (!f->rows) {
+                st = la_error(LA_ENOMEM, "out of memory recording families");
+                break;
+            }
+            memcpy(f->rows, order + g, f->nrows * sizeof *f->rows);
+        }
+        if (crosses)
+            for (size_t i = g; i < e && st == LA_OK; i++) {
+                if (rows[order[i]].part != o->heldout) continue;
+                for (size_t j = g; j < e && st == LA_OK; j++) {
+                    if (rows[order[j]].part == o->heldout) continue;
+                    la_pair p = la_pair_make(order[j], order[i], LA_KIND_FAMILY);
+                    st = la_pairs_push(pairs, &p);
+                }
+            }
+        g = e;
+    }
+    free(order);
+    return st;
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+static void uf_union(uint32_t *parent, const la_row *rows, uint32_t x, uint32_t y)
+{
+    x = uf_find(parent, x);
+    y = uf_find(parent, y);
+    if (x == y) return;
+    /* the root is the member with the smallest id, so numbering does not depend on input order */
+    if (strcmp(rows[x].id, rows[y].id) < 0) parent[y] = x;
+    else parent[x] = y;
+}
+
+la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *pairs, const uint32_t *dup_of,
+                          la_audit *a)
+{
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    size_t sz = (n ? n : 1) * sizeof(uint32_t);
+    a->out = malloc(sz);
+    a->why = calloc(n ? n : 1, sizeof(uint32_t));
+    a->link_kinds = calloc(n ? n : 1, sizeof(uint32_t));
+    a->cluster = calloc(n ? n : 1, sizeof(uint32_t));
+    uint32_t *parent = malloc(sz);
+    uint32_t *roots = malloc(sz);
+    if (!a->out || !a->why || !a->link_kinds || !a->cluster || !parent || !roots) {
+        free(parent);
+        free(roots);
+        return la_error(LA_ENOMEM, "out of memory deciding outcomes");
+    }
+    for (size_t i = 0; i < n; i++) {
+        parent[i] = (uint32_t)i;
+        a->out[i] = rows[i].part;
+    }
+    for (size_t i = 0; i < a->ntime; i++) a->why[a->time_rows[i]] |= LA_WHY_TIME;
+    for (size_t k = 0; k < pairs->n; k++) {
+        la_pair *p = &pairs->v[k];
+        if ((a->why[p->a] | a->why[p->b]) & LA_WHY_TIME) p->kinds |= LA_KIND_TIME;
+        a->link_kinds[p->a] |= p->kinds;
+        a->link_kinds[p->b] |= p->kinds;
+        uf_union(parent, rows, p->a, p->b);
+    }
+    for (size_t f = 0; f < a->nfamilies; f++)
+        if (a->families[f].spans_cutoff)
+            for (size_t i = 0; i < a->families[f].nrows; i++) a->why[a->families[f].rows[i]] |= LA_WHY_SPANS_CUTOFF;
+
+    /* clusters: components with a link, numbered in the order of their smallest id */
+    size_t nroots = 0;
+    for (size_t i = 0; i < n; i++)
+        if (a->link_kinds[i] && uf_find(parent, (uint32_t)i) == i) roots[nroots++] = (uint32_t)i;
+    g_rows = rows;
+    qsort(roots, nroots, sizeof *roots, cmp_id);
+    uint32_t *num = parent == NULL ? NULL : calloc(n ? n : 1, sizeof(uint32_t));
+    if (!num) {
+        free(parent);
+        free(roots);
+        return la_error(LA_ENOMEM, "out of memory numbering clusters");
+    }
+    for (size_t c = 0; c < nroots; c++) num[roots[c]] = (uint32_t)(c + 1);
+    a->nclusters = nroots;
+    for (size_t i = 0; i < n; i++) {
+        if (a->link_kinds[i]) {
+            a->cluster[i] = num[uf_find(parent, (uint32_t)i)];
+            a->why[i] |= LA_WHY_LINKED;
+        }
+        if (dup_of && dup_of[i] != UINT32_MAX) a->why[i] |= LA_WHY_DUPLICATE;
+        if (a->why[i]) a->out[i] = LA_OUT_QUARANTINE;
+    }
+    free(num);
+    free(parent);
+    free(roots);
+    return LA_OK;
+}
+
+double la_stat_ci95(double p, size_t n)
+{
+    if (n == 0) return NAN;
+    return 1.96 * sqrt(p * (1.0 - p) / (double)n);
+}
+
+double la_stat_expected_mixed(const size_t *sizes, size_t ngroups, double p)
+{
+    double s = 0;
+    for (size_t i = 0; i < ngroups; i++) s += 1.0 - pow(1.0 - p, (double)sizes[i]) - pow(p, (double)sizes[i]);
+    return s;
+}

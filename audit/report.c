@@ -1,0 +1,703 @@
+/* report.c - writers for the audit report files (see report.h and docs/report-schema.md). */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *part_name(const la_report *r, uint32_t p)
+{
+    if (p == LA_OUT_QUARANTINE) return "quarantine";
+    return la_table_part_name(r->table, p);
+}
+
+void la_report_summarize(la_report *r)
+{
+    int leaks = 0;
+    for (size_t k = 0; k < r->pairs->n && !leaks; k++)
+        if (r->pairs->v[k].kinds & r->fail_on) leaks = 1;
+    if ((r->fail_on & LA_KIND_TIME) && r->audit->ntime) leaks = 1;
+    r->leaks = leaks;
+    r->exit_code = leaks ? 1 : 0;
+}
+
+static void kinds_json(la_buf *b, uint32_t kinds)
+{
+    la_buf_putc(b, '[');
+    int first = 1;
+    for (int i = 0; i < LA_KIND_COUNT; i++)
+        if (kinds & (1u << i)) {
+            if (!first) la_buf_putc(b, ',');
+            la_buf_json_str(b, la_kind_name(1u << i));
+            first = 0;
+        }
+    la_buf_putc(b, ']');
+}
+
+static void kinds_text(la_buf *b, uint32_t kinds, const char *sep)
+{
+    int first = 1;
+    for (int i = 0; i < LA_KIND_COUNT; i++)
+        if (kinds & (1u << i)) {
+            if (!first) la_buf_puts(b, sep);
+            la_buf_puts(b, la_kind_name(1u << i));
+            first = 0;
+        }
+}
+
+/* ---- counts ---- */
+
+typedef struct part_counts {
+    size_t read, kept, quarantined, rejected;
+} part_counts;
+
+static part_counts *count_parts(const la_report *r, size_t *norphan_rejects)
+{
+    uint32_t np = la_table_npart(r->table);
+    part_counts *c = calloc(np ? np : 1, sizeof *c);
+    if (!c) return NULL;
+    const la_row *rows = la_table_rows_const(r->table);
+    size_t n = la_table_nrows(r->table);
+    for (size_t i = 0; i < n; i++) {
+        c[rows[i].part].read++;
+        if (r->audit->out[i] == LA_OUT_QUARANTINE) c[rows[i].part].quarantined++;
+        else c[rows[i].part].kept++;
+    }
+    *norphan_rejects = 0;
+    for (size_t k = 0; k < r->nrejects; k++) {
+        if (r->rejects[k].part == LA_NO_PART) {
+            (*norphan_rejects)++;
+            continue;
+        }
+        c[r->rejects[k].part].read++;
+        c[r->rejects[k].part].rejected++;
+    }
+    return c;
+}
+
+static size_t kind_count(const la_report *r, uint32_t kind)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->pairs->n; k++)
+        if (r->pairs->v[k].kinds & kind) n++;
+    return n;
+}
+
+/* Held-out statistics: sizes before and after quarantine, observed accuracy when scores are given. */
+typedef struct heldout_stats {
+    size_t before, after;
+    size_t scored_before, scored_after, scored_leaked;
+    double acc_before, acc_after, acc_leaked;
+    /* random-split expectation over families (rows without a family are singletons) */
+    size_t groups, multi_groups;
+    double share, expected_mixed;
+    size_t observed_mixed;
+} heldout_stats;
+
+static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
+
+static void compute_stats(const la_report *r, heldout_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    const la_row *rows = la_table_rows_const(r->table);
+    size_t n = la_table_nrows(r->table);
+    double sb = 0, sa = 0, sl = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].part != r->heldout) continue;
+        s->before++;
+        int kept = r->audit->out[i] != LA_OUT_QUARANTINE;
+        if (kept) s->after++;
+        if (!isnan(rows[i].score)) {
+            s->scored_before++;
+            sb += rows[i].score;
+            if (kept) {
+                s->scored_after++;
+                sa += rows[i].score;
+            } else {
+                s->scored_leaked++;
+                sl += rows[i].score;
+            }
+        }
+    }
+    s->acc_before = s->scored_before ? sb / (double)s->scored_before : NAN;
+    s->acc_after = s->scored_after ? sa / (double)s->scored_after : NAN;
+    s->acc_leaked = s->scored_leaked ? sl / (double)s->scored_leaked : NAN;
+
+    /* families: sort family names with their rows' sides */
+    size_t nf = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].family) nf++;
+    s->share = n ? (double)s->before / (double)n : 0;
+    if (nf == 0) return;
+    const char **keys = malloc(nf * sizeof *keys);
+    size_t *sizes = malloc(nf * sizeof *sizes);
+    if (!keys || !sizes) {
+        free(keys);
+        free(sizes);
+        return;
+    }
+    /* key = family name; a second array records per family whether it has held-out and seen rows */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].family) keys[m++] = rows[i].family;
+    qsort(keys, m, sizeof *keys, cmp_str);
+    size_t ng = 0;
+    for (size_t g = 0; g < m;) {
+        size_t e = g + 1;
+        while (e < m && strcmp(keys[g], keys[e]) == 0) e++;
+        sizes[ng++] = e - g;
+        if (e - g > 1) s->multi_groups++;
+        g = e;
+    }
+    s->groups = ng;
+    s->expected_mixed = la_stat_expected_mixed(sizes, ng, s->share);
+    /* observed: families that cross the boundary (from the audit's findings) */
+    for (size_t f = 0; f < r->audit->nfamilies; f++)
+        if (r->audit->families[f].crosses) s->observed_mixed++;
+    free(keys);
+    free(sizes);
+}
+
+static void interval_json(la_buf *b, const char *name, size_t n, double p)
+{
+    la_buf_printf(b, "\"%s\":{\"n\":%zu,\"accuracy\":", name, n);
+    la_buf_json_num(b, p);
+    la_buf_puts(b, ",\"standard_error\":");
+    la_buf_json_num(b, n ? sqrt(p * (1 - p) / (double)n) : NAN);
+    la_buf_puts(b, ",\"ci95_half_width\":");
+    la_buf_json_num(b, la_stat_ci95(p, n));
+    la_buf_putc(b, '}');
+}
+
+void la_report_inputs_json(const la_report *r, la_buf *b)
+{
+    la_buf_puts(b, "  \"inputs\": [");
+    for (size_t f = 0; f < r->nfiles; f++) {
+        const la_file_info *fi = &r->files[f];
+        la_buf_puts(b, f ? ",\n    {\"path\": " : "\n    {\"path\": ");
+        la_buf_json_str(b, fi->path);
+        la_buf_printf(b, ", \"format\": \"%s\", \"compression\": \"%s\", \"bytes\": %zu, \"blake2b_256\": \"%s\", "
+                         "\"rows_read\": %zu, \"rows_rejected\": %zu, \"ids_generated\": %s}",
+                      fi->format, fi->compression, fi->bytes, fi->blake2b_hex, fi->rows_read, fi->rows_rejected,
+                      fi->ids_generated ? "true" : "false");
+    }
+    la_buf_puts(b, "\n  ],\n");
+}
+
+void la_report_timings_json(const la_report *r, la_buf *b)
+{
+    la_buf_puts(b, "\"timings\": {");
+    for (size_t k = 0; k < r->ntimings; k++) la_buf_printf(b, "%s\"%s\": %.3f", k ? ", " : "", r->timings[k].name, r->timings[k].seconds);
+    la_buf_putc(b, '}');
+}
+
+/* ---- report.json ---- */
+
+la_status la_report_json(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    size_t n = la_table_nrows(t);
+    size_t orphans;
+    part_counts *pc = count_parts(r, &orphans);
+    if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.json");
+    char date[11];
+
+    la_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"tool\": {\"name\": \"leakaudit\", \"version\": ",
+                  LA_REPORT_SCHEMA_VERSION);
+    la_buf_json_str(b, la_version());
+    la_buf_puts(b, "},\n  \"command\": ");
+    la_buf_json_str(b, r->command);
+
+    /* parameters */
+    la_buf_puts(b, ",\n  \"parameters\": {\"heldout\": ");
+    la_buf_json_str(b, part_name(r, r->heldout));
+    la_buf_puts(b, ", \"cutoff\": ");
+    if (r->cutoff == LA_NO_DATE) la_buf_puts(b, "null");
+    else {
+        la_date_format(r->cutoff, date);
+        la_buf_json_str(b, date);
+    }
+    la_buf_puts(b, ", \"normalize\": ");
+    la_buf_json_str(b, r->normalize);
+    la_buf_puts(b, ", \"on_invalid\": ");
+    la_buf_json_str(b, r->on_invalid);
+    la_buf_puts(b, ", \"date_format\": ");
+    la_buf_json_str(b, r->date_format);
+    la_buf_puts(b, ", \"fail_on\": ");
+    kinds_json(b, r->fail_on);
+    la_buf_puts(b, ", \"backend\": ");
+    la_buf_json_str(b, r->backend);
+    for (size_t k = 0; k < r->nparams; k++) {
+        la_buf_puts(b, ", ");
+        la_buf_json_str(b, r->param_names[k]);
+        la_buf_puts(b, ": ");
+        la_buf_json_str(b, r->param_values[k]);
+    }
+    la_buf_puts(b, "},\n");
+    la_report_inputs_json(r, b);
+
+
+    /* counts */
+    size_t placed = n, rejected = r->nrejects, quarantined = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r->audit->out[i] == LA_OUT_QUARANTINE) quarantined++;
+    la_buf_printf(b, "  \"counts\": {\"rows_read\": %zu, \"rows_placed\": %zu, \"rows_rejected\": %zu, "
+                     "\"rows_quarantined\": %zu, \"rejected_without_partition\": %zu, \"partitions\": {",
+                  placed + rejected, placed, rejected, quarantined, orphans);
+    for (uint32_t p = 0; p < la_table_npart(t); p++) {
+        if (p) la_buf_puts(b, ", ");
+        la_buf_json_str(b, la_table_part_name(t, p));
+        la_buf_printf(b, ": {\"read\": %zu, \"kept\": %zu, \"quarantined\": %zu, \"rejected\": %zu}", pc[p].read,
+                      pc[p].kept, pc[p].quarantined, pc[p].rejected);
+    }
+    la_buf_puts(b, "}},\n");
+
+    /* findings */
+    la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"pairs_by_kind\": {", r->pairs->n);
+    for (int i = 0; i < LA_KIND_COUNT; i++)
+        la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), kind_count(r, 1u << i));
+    la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
+                     "\"label_conflicts\": %zu},\n",
+                  r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
+
+    la_buf_puts(b, "    \"families\": [");
+    for (size_t f = 0; f < r->audit->nfamilies; f++) {
+        const la_family_finding *ff = &r->audit->families[f];
+        la_buf_puts(b, f ? ",\n      {\"family\": " : "\n      {\"family\": ");
+        la_buf_json_str(b, ff->family);
+        la_buf_printf(b, ", \"crosses\": %s, \"spans_cutoff\": %s, \"members\": {", ff->crosses ? "true" : "false",
+                      ff->spans_cutoff ? "true" : "false");
+        uint32_t cur = UINT32_MAX;
+        for (size_t i = 0; i < ff->nrows; i++) {
+            const la_row *row = &rows[ff->rows[i]];
+            if (row->part != cur) {
+                if (cur != UINT32_MAX) la_buf_puts(b, "], ");
+                la_buf_json_str(b, la_table_part_name(t, row->part));
+                la_buf_puts(b, ": [");
+                cur = row->part;
+            } else {
+                la_buf_putc(b, ',');
+            }
+            la_buf_json_str(b, row->id);
+        }
+        la_buf_puts(b, "]}}");
+    }
+    la_buf_puts(b, r->audit->nfamilies ? "\n    ],\n" : "],\n");
+
+    la_buf_puts(b, "    \"time\": [");
+    for (size_t k = 0; k < r->audit->ntime; k++) {
+        const la_row *row = &rows[r->audit->time_rows[k]];
+        la_date_format(row->date, date);
+        la_buf_puts(b, k ? ",\n      {\"id\": " : "\n      {\"id\": ");
+        la_buf_json_str(b, row->id);
+        la_buf_puts(b, ", \"split\": ");
+        la_buf_json_str(b, la_table_part_name(t, row->part));
+        la_buf_printf(b, ", \"available_on\": \"%s\", \"rule\": \"%s\"}", date,
+                      row->part == r->heldout ? "held-out row dated before the cutoff"
+                                              : "seen row dated on or after the cutoff");
+    }
+    la_buf_puts(b, r->audit->ntime ? "\n    ],\n" : "],\n");
+
+    la_buf_puts(b, "    \"label_conflicts\": [");
+    for (size_t g = 0; g < r->nconflicts; g++) {
+        la_buf_puts(b, g ? ",\n      [" : "\n      [");
+        for (size_t k = r->conflict_start[g]; k < r->conflict_start[g + 1]; k++) {
+            const la_row *row = &rows[r->conflict_rows[k]];
+            la_buf_puts(b, k > r->conflict_start[g] ? ", {\"id\": " : "{\"id\": ");
+            la_buf_json_str(b, row->id);
+            la_buf_puts(b, ", \"split\": ");
+            la_buf_json_str(b, la_table_part_name(t, row->part));
+            la_buf_puts(b, ", \"label\": ");
+            la_buf_json_str(b, row->label);
+            la_buf_putc(b, '}');
+        }
+        la_buf_putc(b, ']');
+    }
+    la_buf_puts(b, r->nconflicts ? "\n    ]" : "]");
+    for (size_t k = 0; k < r->nsections; k++)
+        if (r->sections[k].json) {
+            la_buf_puts(b, ",\n    ");
+            la_buf_json_str(b, r->sections[k].name);
+            la_buf_puts(b, ": ");
+            la_buf_puts(b, r->sections[k].json);
+        }
+    la_buf_puts(b, "\n  },\n");
+
+    /* statistics */
+    heldout_stats s;
+    compute_stats(r, &s);
+    double p = s.scored_before ? s.acc_before : r->assumed_accuracy;
+    double pa = s.scored_after ? s.acc_after : r->assumed_accuracy;
+    la_buf_printf(b, "  \"statistics\": {\n    \"heldout\": {\"partition\": ");
+    la_buf_json_str(b, part_name(r, r->heldout));
+    la_buf_printf(b, ", \"accuracy_source\": \"%s\", ", s.scored_before ? "scores" : "assumed");
+    interval_json(b, "before", s.before, p);
+    la_buf_puts(b, ", ");
+    interval_json(b, "after", s.after, pa);
+    if (s.scored_leaked) {
+        la_buf_puts(b, ", ");
+        interval_json(b, "leaked", s.scored_leaked, s.acc_leaked);
+        la_buf_puts(b, ", \"inflation\": ");
+        la_buf_json_num(b, s.acc_before - s.acc_after);
+    }
+    la_buf_printf(b, ", \"wide_interval\": %s},\n", la_stat_ci95(pa, s.after) > 0.05 || s.after == 0 ? "true" : "false");
+    la_buf_printf(b, "    \"random_split\": {\"groups\": %zu, \"groups_with_several_rows\": %zu, \"heldout_share\": ",
+                  s.groups, s.multi_groups);
+    la_buf_json_num(b, s.share);
+    la_buf_puts(b, ", \"expected_mixed_groups\": ");
+    la_buf_json_num(b, s.expected_mixed);
+    la_buf_printf(b, ", \"observed_mixed_groups\": %zu}\n  },\n", s.observed_mixed);
+
+    la_buf_printf(b, "  \"leaks\": %s,\n  \"exit_code\": %d,\n  ", r->leaks ? "true" : "false", r->exit_code);
+    la_report_timings_json(r, b);
+    la_buf_puts(b, "\n}\n");
+    free(pc);
+    return la_buf_status(b);
+}
+
+/* ---- report.md ---- */
+
+static int pair_rank(uint32_t kinds)
+{
+    if (kinds & LA_KIND_EXACT) return 0;
+    if (kinds & LA_KIND_NEAR) return 1;
+    if (kinds & LA_KIND_SEMANTIC) return 2;
+    if (kinds & LA_KIND_FAMILY) return 3;
+    return 4;
+}
+
+static const la_pairs *g_pairs; /* sort context */
+
+static int cmp_rank(const void *x, const void *y)
+{
+    const la_pair *a = &g_pairs->v[*(const size_t *)x], *b = &g_pairs->v[*(const size_t *)y];
+    int ra = pair_rank(a->kinds), rb = pair_rank(b->kinds);
+    if (ra != rb) return ra - rb;
+    return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+static void md_interval(la_buf *b, size_t n, double p)
+{
+    if (n == 0) {
+        la_buf_puts(b, "no rows");
+        return;
+    }
+    la_buf_printf(b, "%zu rows, %.1f%% ± %.1f points (95%% interval)", n, 100 * p, 100 * la_stat_ci95(p, n));
+}
+
+la_status la_report_md(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    size_t orphans;
+    part_counts *pc = count_parts(r, &orphans);
+    if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.md");
+    heldout_stats s;
+    compute_stats(r, &s);
+    const char *held = part_name(r, r->heldout);
+
+    la_buf_puts(b, "# leakaudit report\n\n");
+    if (r->leaks)
+        la_buf_printf(b, "**Leaks found** across the `%s` boundary: %zu linked pairs in %zu clusters, %zu rows dated on "
+                         "the wrong side of the cutoff. Exit code %d.\n\n",
+                      held, r->pairs->n, r->audit->nclusters, r->audit->ntime, r->exit_code);
+    else
+        la_buf_printf(b, "**No leaks found** across the `%s` boundary%s. Exit code %d.\n\n", held,
+                      r->pairs->n ? " among the kinds that --fail-on names" : "", r->exit_code);
+
+    la_buf_puts(b, "| evidence | pairs |\n|---|---:|\n");
+    for (int i = 0; i < LA_KIND_COUNT; i++)
+        la_buf_printf(b, "| %s | %zu |\n", la_kind_name(1u << i), kind_count(r, 1u << i));
+    la_buf_printf(b, "\nTime: %zu rows on the wrong side of the cutoff. Exact: %zu duplicate rows within a partition, "
+                     "%zu label conflicts.\n\n",
+                  r->audit->ntime, r->ndup, r->nconflicts);
+
+    la_buf_puts(b, "| partition | read | kept | quarantined | rejected |\n|---|---:|---:|---:|---:|\n");
+    size_t tr = 0, tk = 0, tq = 0, tj = 0;
+    for (uint32_t p = 0; p < la_table_npart(t); p++) {
+        la_buf_printf(b, "| %s | %zu | %zu | %zu | %zu |\n", la_table_part_name(t, p), pc[p].read, pc[p].kept,
+                      pc[p].quarantined, pc[p].rejected);
+        tr += pc[p].read, tk += pc[p].kept, tq += pc[p].quarantined, tj += pc[p].rejected;
+    }
+    if (orphans) la_buf_printf(b, "| (no partition) | %zu | 0 | 0 | %zu |\n", orphans, orphans);
+    la_buf_printf(b, "| **all** | %zu | %zu | %zu | %zu |\n\n", tr + orphans, tk, tq, tj + orphans);
+
+    /* statistics */
+    double p = s.scored_before ? s.acc_before : r->assumed_accuracy;
+    double pa = s.scored_after ? s.acc_after : r->assumed_accuracy;
+    la_buf_printf(b, "## What the clean `%s` set can support\n\n", held);
+    la_buf_printf(b, "Accuracy %s.\n\n", s.scored_before ? "observed from the per-row scores"
+                                                         : "assumed at 90% (no per-row scores given)");
+    la_buf_puts(b, "- Before quarantine: ");
+    md_interval(b, s.before, p);
+    la_buf_puts(b, "\n- After quarantine (clean): ");
+    md_interval(b, s.after, pa);
+    la_buf_puts(b, "\n");
+    if (s.scored_leaked) {
+        la_buf_puts(b, "- Leaked rows: ");
+        md_interval(b, s.scored_leaked, s.acc_leaked);
+        la_buf_printf(b, "\n- The leak inflates the score by %+.1f points (all rows vs clean rows).\n",
+                      100 * (s.acc_before - s.acc_after));
+    }
+    double hw = la_stat_ci95(pa, s.after);
+    if (s.after == 0 || hw > 0.05)
+        la_buf_printf(b, "\n> **Warning:** the clean set is too small to gate a release: its 95%% interval is "
+                         "±%.1f points, wider than ±5. Differences smaller than that are noise.\n",
+                      s.after ? 100 * hw : 100.0);
+    if (s.groups)
+        la_buf_printf(b, "\nA row-level random split with this held-out share (%.2f) would put %.1f of the %zu families "
+                         "on both sides; here %zu do.\n",
+                      s.share, s.expected_mixed, s.groups, s.observed_mixed);
+
+    /* top leaks */
+    if (r->pairs->n) {
+        size_t *idx = malloc(r->pairs->n * sizeof *idx);
+        if (!idx) {
+            free(pc);
+            return la_error(LA_ENOMEM, "out of memory writing report.md");
+        }
+        for (size_t k = 0; k < r->pairs->n; k++) idx[k] = k;
+        g_pairs = r->pairs;
+        qsort(idx, r->pairs->n, sizeof *idx, cmp_rank);
+        size_t top = r->pairs->n < 10 ? r->pairs->n : 10;
+        la_buf_printf(b, "\n## Top leaks (%zu of %zu pairs; all in pairs.jsonl)\n\n", top, r->pairs->n);
+        la_buf_puts(b, "| kinds | seen id | seen text | held-out id | held-out text |\n|---|---|---|---|---|\n");
+        for (size_t k = 0; k < top; k++) {
+            const la_pair *pp = &r->pairs->v[idx[k]];
+            la_buf_puts(b, "| ");
+            kinds_text(b, pp->kinds, ", ");
+            la_buf_puts(b, " | ");
+            la_buf_md_cell(b, rows[pp->a].id, 40);
+            la_buf_puts(b, " | ");
+            la_buf_md_cell(b, rows[pp->a].text, 80);
+            la_buf_puts(b, " | ");
+            la_buf_md_cell(b, rows[pp->b].id, 40);
+            la_buf_puts(b, " | ");
+            la_buf_md_cell(b, rows[pp->b].text, 80);
+            la_buf_puts(b, " |\n");
+        }
+        free(idx);
+    }
+    if (r->audit->nfamilies) {
+        la_buf_puts(b, "\n## Families\n\n| family | crosses | spans cutoff | rows |\n|---|---|---|---:|\n");
+        size_t shown = 0;
+        for (size_t f = 0; f < r->audit->nfamilies && shown < 20; f++, shown++) {
+            const la_family_finding *ff = &r->audit->families[f];
+            la_buf_puts(b, "| ");
+            la_buf_md_cell(b, ff->family, 40);
+            la_buf_printf(b, " | %s | %s | %zu |\n", ff->crosses ? "yes" : "no", ff->spans_cutoff ? "yes" : "no",
+                          ff->nrows);
+        }
+        if (r->audit->nfamilies > 20)
+            la_buf_printf(b, "\n%zu more families in report.json.\n", r->audit->nfamilies - 20);
+    }
+    for (size_t k = 0; k < r->nsections; k++)
+        if (r->sections[k].md) la_buf_puts(b, r->sections[k].md);
+    for (size_t f = 0; f < r->nfiles; f++)
+        if (r->files[f].ids_generated) {
+            la_buf_puts(b, "\nNote: `");
+            la_buf_md_cell(b, r->files[f].path, 200);
+            la_buf_puts(b, "` has no id field; its rows got ids FILE:LINE.\n");
+        }
+    if (r->nrejects) la_buf_printf(b, "\n%zu rows were rejected; see rejects.jsonl.\n", r->nrejects);
+    la_buf_puts(b, "\nFiles: report.json, pairs.jsonl, assignments.jsonl, one manifest per partition, quarantine.jsonl, "
+                   "rejects.jsonl.\n");
+    free(pc);
+    return la_buf_status(b);
+}
+
+/* ---- pairs.jsonl ---- */
+
+static void score(la_buf *b, int *first, const char *name, double v)
+{
+    if (isnan(v)) return;
+    la_buf_printf(b, "%s\"%s\":", *first ? "" : ",", name);
+    la_buf_printf(b, "%.6g", v);
+    *first = 0;
+}
+
+la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
+{
+    const la_row *rows = la_table_rows_const(r->table);
+    for (size_t k = 0; k < r->pairs->n; k++) {
+        const la_pair *p = &r->pairs->v[k];
+        la_buf_puts(b, "{\"id_a\":");
+        la_buf_json_str(b, rows[p->a].id);
+        la_buf_puts(b, ",\"split_a\":");
+        la_buf_json_str(b, la_table_part_name(r->table, rows[p->a].part));
+        la_buf_puts(b, ",\"id_b\":");
+        la_buf_json_str(b, rows[p->b].id);
+        la_buf_puts(b, ",\"split_b\":");
+        la_buf_json_str(b, la_table_part_name(r->table, rows[p->b].part));
+        la_buf_puts(b, ",\"kinds\":");
+        kinds_json(b, p->kinds);
+        la_buf_printf(b, ",\"cluster\":%u,\"scores\":{", r->audit->cluster[p->a]);
+        int first = 1;
+        score(b, &first, "jaccard", p->jaccard);
+        score(b, &first, "containment", p->containment);
+        score(b, &first, "minhash", p->minhash);
+        score(b, &first, "cosine", p->cosine);
+        if (p->simhash_dist >= 0) score(b, &first, "simhash_distance", p->simhash_dist);
+        la_buf_puts(b, "}}\n");
+    }
+    return la_buf_status(b);
+}
+
+/* ---- assignments.jsonl ---- */
+
+static const la_row *g_sort_rows; /* sort context */
+
+static int cmp_row_id(const void *x, const void *y)
+{
+    return strcmp(g_sort_rows[*(const uint32_t *)x].id, g_sort_rows[*(const uint32_t *)y].id);
+}
+
+/* One JSON string holding prefix followed by s. */
+static void json_prefixed(la_buf *b, const char *prefix, const char *s)
+{
+    la_buf tmp = {0};
+    la_buf_puts(&tmp, prefix);
+    la_buf_puts(&tmp, s);
+    if (tmp.failed) b->failed = 1;
+    else la_buf_json_strn(b, tmp.p, tmp.n);
+    la_buf_free(&tmp);
+}
+
+la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    size_t n = la_table_nrows(t);
+    const la_pairs *pairs = r->pairs;
+    /* adjacency: for each row, its links (pairs are sorted by b, then a) */
+    size_t *start = calloc(n + 1, sizeof *start);
+    uint32_t *adj = malloc((2 * pairs->n + 1) * sizeof *adj);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!start || !adj || !order) {
+        free(start);
+        free(adj);
+        free(order);
+        return la_error(LA_ENOMEM, "out of memory writing assignments.jsonl");
+    }
+    for (size_t k = 0; k < pairs->n; k++) start[pairs->v[k].a + 1]++, start[pairs->v[k].b + 1]++;
+    for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
+    size_t *fill = calloc(n ? n : 1, sizeof *fill);
+    if (!fill) {
+        free(start);
+        free(adj);
+        free(order);
+        return la_error(LA_ENOMEM, "out of memory writing assignments.jsonl");
+    }
+    for (size_t k = 0; k < pairs->n; k++) {
+        const la_pair *p = &pairs->v[k];
+        adj[start[p->a] + fill[p->a]++] = (uint32_t)k;
+        adj[start[p->b] + fill[p->b]++] = (uint32_t)k;
+    }
+    free(fill);
+    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    g_sort_rows = rows;
+    qsort(order, n, sizeof *order, cmp_row_id);
+    char date[11], cut[11];
+    if (r->cutoff != LA_NO_DATE) la_date_format(r->cutoff, cut);
+
+    for (size_t oi = 0; oi < n; oi++) {
+        size_t i = order[oi];
+        const la_row *row = &rows[i];
+        la_buf_puts(b, "{\"id\":");
+        la_buf_json_str(b, row->id);
+        la_buf_puts(b, ",\"split_in\":");
+        la_buf_json_str(b, la_table_part_name(t, row->part));
+        la_buf_puts(b, ",\"split_out\":");
+        la_buf_json_str(b, part_name(r, r->audit->out[i]));
+        la_buf_puts(b, ",\"reasons\":[");
+        int first = 1;
+        uint32_t why = r->audit->why[i];
+        if (why & LA_WHY_LINKED) {
+            size_t nl = start[i + 1] - start[i], shown = nl < 5 ? nl : 5;
+            for (size_t k = 0; k < shown; k++) {
+                const la_pair *p = &pairs->v[adj[start[i] + k]];
+                uint32_t other = p->a == i ? p->b : p->a;
+                la_buf kinds = {0};
+                kinds_text(&kinds, p->kinds, "+");
+                la_buf_putc(&kinds, ':');
+                if (!first) la_buf_putc(b, ',');
+                json_prefixed(b, kinds.p ? kinds.p : "", rows[other].id);
+                la_buf_free(&kinds);
+                first = 0;
+            }
+            if (nl > shown) la_buf_printf(b, ",\"%zu more links\"", nl - shown);
+            la_buf_printf(b, ",\"cluster:%u\"", r->audit->cluster[i]);
+        }
+        if (why & LA_WHY_TIME) {
+            la_date_format(row->date, date);
+            la_buf_printf(b, "%s\"time:available %s, %s cutoff %s\"", first ? "" : ",", date,
+                          row->part == r->heldout ? "before the" : "on or after the", cut);
+            first = 0;
+        }
+        if (why & LA_WHY_SPANS_CUTOFF) {
+            la_buf_puts(b, first ? "" : ",");
+            json_prefixed(b, "family spans the cutoff:", row->family);
+            first = 0;
+        }
+        if ((why & LA_WHY_DUPLICATE) && r->dup_of) {
+            la_buf_puts(b, first ? "" : ",");
+            json_prefixed(b, "duplicate-of:", rows[r->dup_of[i]].id);
+            first = 0;
+        }
+        la_buf_puts(b, "]}\n");
+    }
+    for (size_t k = 0; k < r->nrejects; k++) {
+        const la_reject *rj = &r->rejects[k];
+        la_buf_puts(b, "{\"id\":");
+        la_buf_json_str(b, rj->id);
+        la_buf_puts(b, ",\"split_in\":");
+        la_buf_json_str(b, rj->part == LA_NO_PART ? NULL : la_table_part_name(t, rj->part));
+        la_buf_puts(b, ",\"split_out\":\"rejected\",\"reasons\":[");
+        for (size_t m = 0; m < rj->nreasons; m++) {
+            if (m) la_buf_putc(b, ',');
+            la_buf_json_str(b, rj->reasons[m]);
+        }
+        la_buf_printf(b, "],\"file\":");
+        la_buf_json_str(b, la_table_file_name(t, rj->file));
+        la_buf_printf(b, ",\"line\":%u}\n", rj->line);
+    }
+    free(start);
+    free(adj);
+    free(order);
+    return la_buf_status(b);
+}
+
+la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *b)
+{
+    const la_row *rows = la_table_rows_const(r->table);
+    size_t n = la_table_nrows(r->table);
+    for (size_t i = 0; i < n; i++)
+        if (r->audit->out[i] == out) {
+            la_buf_puts(b, rows[i].raw);
+            la_buf_putc(b, '\n');
+        }
+    return la_buf_status(b);
+}
+
+la_status la_report_rejects_jsonl(const la_report *r, la_buf *b)
+{
+    for (size_t k = 0; k < r->nrejects; k++) {
+        const la_reject *rj = &r->rejects[k];
+        la_buf_puts(b, "{\"file\":");
+        la_buf_json_str(b, la_table_file_name(r->table, rj->file));
+        la_buf_printf(b, ",\"line\":%u,\"id\":", rj->line);
+        la_buf_json_str(b, rj->id);
+        la_buf_puts(b, ",\"split\":");
+        la_buf_json_str(b, rj->part == LA_NO_PART ? NULL : la_table_part_name(r->table, rj->part));
+        la_buf_puts(b, ",\"reasons\":[");
+        for (size_t m = 0; m < rj->nreasons; m++) {
+            if (m) la_buf_putc(b, ',');
+            la_buf_json_str(b, rj->reasons[m]);
+        }
+        la_buf_puts(b, "],\"record\":");
+        la_buf_json_str(b, rj->raw);
+        la_buf_puts(b, "}\n");
+    }
+    return la_buf_status(b);
+}

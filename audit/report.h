@@ -1,0 +1,101 @@
+/*
+ * report.h - the report model and its writers: report.json (schema in docs/report-schema.md),
+ * report.md, pairs.jsonl, assignments.jsonl, the clean manifests, quarantine.jsonl and
+ * rejects.jsonl. Writers fill memory buffers; host/ writes them to disk atomically.
+ */
+#ifndef LA_REPORT_H
+#define LA_REPORT_H
+
+#include "audit.h"
+#include "buf.h"
+#include "leakaudit.h"
+
+#define LA_REPORT_SCHEMA_VERSION 1
+#define LA_NO_PART UINT32_MAX
+
+/* One rejected record with every reason found in it. */
+typedef struct la_reject {
+    uint32_t file, line;
+    uint32_t part;        /* LA_NO_PART when the partition is unknown */
+    char *id;             /* NULL when absent */
+    char *raw;            /* the record as one line of JSON, or the raw line when unparseable */
+    char **reasons;       /* "FIELD: what was expected" */
+    size_t nreasons;
+} la_reject;
+
+/* One input file. */
+typedef struct la_file_info {
+    char *path;
+    const char *format;
+    const char *compression;
+    size_t bytes;          /* as stored */
+    size_t rows_read, rows_rejected;
+    int ids_generated;     /* the file has no id field: ids are BASENAME:LINE */
+    char blake2b_hex[65];
+} la_file_info;
+
+/* A named block that a later tier contributes: `json` is a complete JSON value placed under
+ * findings.<name>; `md` is Markdown appended to report.md. Either may be NULL. */
+typedef struct la_report_section {
+    const char *name;
+    const char *json;
+    const char *md;
+} la_report_section;
+
+typedef struct la_report_timing {
+    const char *name;
+    double seconds;
+} la_report_timing;
+
+typedef struct la_report {
+    const char *command;                /* "audit" or "split" */
+    const la_table *table;
+    const la_file_info *files;
+    size_t nfiles;
+    const la_reject *rejects;
+    size_t nrejects;
+    const la_pairs *pairs;              /* normalized */
+    const la_audit *audit;
+    /* exact-copy results */
+    const uint32_t *dup_of;             /* per row or NULL */
+    size_t ndup;
+    size_t exact_cross_groups;
+    const uint32_t *conflict_rows;
+    const size_t *conflict_start;
+    size_t nconflicts;
+    /* parameters (strings are shown as given) */
+    uint32_t heldout;
+    int32_t cutoff;
+    const char *normalize;
+    const char *on_invalid;
+    const char *date_format;
+    const char *backend;
+    const char *const *param_names;     /* extra parameters, shown under parameters */
+    const char *const *param_values;
+    size_t nparams;
+    uint32_t fail_on;
+    double assumed_accuracy;            /* for intervals when no scores are given (0.9) */
+    const la_report_section *sections;
+    size_t nsections;
+    const la_report_timing *timings;
+    size_t ntimings;
+    /* decided by la_report_summarize */
+    int leaks;
+    int exit_code;
+} la_report;
+
+/* Decide leaks and exit code from the findings and fail_on. */
+void la_report_summarize(la_report *r);
+
+la_status la_report_json(const la_report *r, la_buf *out);
+la_status la_report_md(const la_report *r, la_buf *out);
+la_status la_report_pairs_jsonl(const la_report *r, la_buf *out);
+la_status la_report_assignments_jsonl(const la_report *r, la_buf *out);
+/* The original rows whose outcome is `out` (a partition index or LA_OUT_QUARANTINE), in input order. */
+la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *buf);
+la_status la_report_rejects_jsonl(const la_report *r, la_buf *out);
+/* Pieces shared with other commands' reports: the "inputs" array line and the "timings" object. */
+void la_report_inputs_json(const la_report *r, la_buf *out);
+void la_report_timings_json(const la_report *r, la_buf *out);
+
+#endif /* LA_REPORT_H */

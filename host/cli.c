@@ -1,0 +1,215 @@
+/* cli.c - shared option handling and validated loading for audit and split (see cli.h). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char la_cli_common_help[] =
+    "Inputs:\n"
+    "  --part NAME=FILE        rows of FILE belong to partition NAME (repeatable)\n"
+    "  --dev FILE, --test FILE shorthands for --part dev=FILE, --part test=FILE\n"
+    "  FILE...                 files whose rows carry a split field (see --split-field)\n"
+    "                          Formats: JSONL, CSV or TSV with a header row; .gz and .zst are read\n"
+    "                          transparently; '-' reads standard input.\n"
+    "  --format auto|jsonl|csv|tsv  input format (default auto: by extension, else by content)\n"
+    "  --heldout NAME          the protected partition (default test); every other one is seen\n"
+    "  --parts A,B,...         partition names allowed in split fields (default: train, demos, dev,\n"
+    "                          validation, test, the held-out name and every --part name)\n"
+    "Fields (dotted paths such as messages.0.content reach nested keys):\n"
+    "  --id-field F            default id; a file without any id field gets ids FILE:LINE\n"
+    "  --text-field F          default text; repeat to join several fields with a newline\n"
+    "  --split-field F         default split\n"
+    "  --family-field F        default family\n"
+    "  --date-field F          default available_on (canonical YYYY-MM-DD)\n"
+    "  --label-field F         default label\n"
+    "  --score-field F         default score (per-case result, 0/1 or a number in [0,1])\n"
+    "  --date-format canonical|iso8601  iso8601 also accepts a timestamp and uses its date part\n"
+    "Validation and output:\n"
+    "  --on-invalid fail|reject  fail (default): any invalid row stops the run with exit 2 and\n"
+    "                          nothing written; reject: invalid rows go to rejects.jsonl\n"
+    "  --cutoff YYYY-MM-DD     date cutoff, inclusive on the held-out (test) side\n"
+    "  --out DIR               output directory (default leakaudit-report), written atomically\n"
+    "  --threads N             worker threads (default 0: all cores); output does not depend on it\n"
+    "  --quiet                 print nothing but errors\n";
+
+void la_cli_init(la_cli *c, const char *command)
+{
+    memset(c, 0, sizeof *c);
+    c->command = command;
+    la_load_opts_default(&c->load);
+    c->heldout = "test";
+    c->out = "leakaudit-report";
+    c->cutoff = LA_NO_DATE;
+    c->fail_on = LA_KIND_ALL;
+    c->norm = LA_NORM_NFKC;
+}
+
+void la_cli_free(la_cli *c)
+{
+    free(c->known_storage);
+    for (size_t k = 0; k < c->nowned; k++) free(c->owned[k]);
+}
+
+void la_cli_fail(const char *what) { fprintf(stderr, "leakaudit: %s\n", what); }
+
+double la_cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static la_status add_input(la_cli *c, const char *part, const char *path)
+{
+    if (c->ninputs == LA_CLI_MAX_INPUTS) return la_error(LA_EINVAL, "too many input files (at most %d)", LA_CLI_MAX_INPUTS);
+    if (!path[0]) return la_error(LA_EINVAL, "empty file name");
+    c->inputs[c->ninputs].part = part;
+    c->inputs[c->ninputs].path = path;
+    c->ninputs++;
+    return LA_OK;
+}
+
+static int valid_part_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 64) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
+            return 0;
+    }
+    /* names that are outcomes or file names of their own are reserved */
+    return !(n == 10 && !strncmp(s, "quarantine", 10)) && !(n == 8 && !strncmp(s, "rejected", 8)) &&
+           !(n == 7 && !strncmp(s, "rejects", 7)) && !(n == 6 && !strncmp(s, "report", 6)) &&
+           !(n == 5 && !strncmp(s, "pairs", 5)) && !(n == 11 && !strncmp(s, "assignments", 11));
+}
+
+la_status la_cli_option(la_cli *c, int opt, const char *arg)
+{
+    switch (opt) {
+    case 1: return add_input(c, NULL, arg);
+    case LA_OPT_PART: {
+        const char *eq = strchr(arg, '=');
+        if (!eq || !valid_part_name(arg, (size_t)(eq - arg)))
+            return la_error(LA_EINVAL, "--part %s: expected NAME=FILE with NAME made of letters, digits, - and _ "
+                                       "(not quarantine, rejected or a report file name)", arg);
+        char *name = strndup(arg, (size_t)(eq - arg));
+        if (!name) return la_error(LA_ENOMEM, "out of memory");
+        /* the name must outlive parsing: keep it with the known names */
+        if (c->nknown == LA_CLI_MAX_PARTS) {
+            free(name);
+            return la_error(LA_EINVAL, "too many partitions");
+        }
+        c->known[c->nknown++] = name;
+        c->owned[c->nowned++] = name;
+        return add_input(c, name, eq + 1);
+    }
+    case LA_OPT_DEV: return add_input(c, "dev", arg);
+    case LA_OPT_TEST: return add_input(c, "test", arg);
+    case LA_OPT_HELDOUT:
+        if (!valid_part_name(arg, strlen(arg))) return la_error(LA_EINVAL, "--heldout %s: not a valid partition name", arg);
+        c->heldout = arg;
+        return LA_OK;
+    case LA_OPT_PARTS: {
+        free(c->known_storage);
+        c->known_storage = strdup(arg);
+        if (!c->known_storage) return la_error(LA_ENOMEM, "out of memory");
+        for (char *tok = strtok(c->known_storage, ","); tok; tok = strtok(NULL, ",")) {
+            if (!valid_part_name(tok, strlen(tok))) return la_error(LA_EINVAL, "--parts: '%s' is not a valid partition name", tok);
+            if (c->nknown == LA_CLI_MAX_PARTS) return la_error(LA_EINVAL, "--parts: too many partitions");
+            c->known[c->nknown++] = tok;
+        }
+        return LA_OK;
+    }
+    case LA_OPT_ID_FIELD: c->load.id_field = arg; return LA_OK;
+    case LA_OPT_TEXT_FIELD:
+        if (!c->text_fields_set) c->load.ntext = 0, c->text_fields_set = 1;
+        if (c->load.ntext == LA_MAX_TEXT_FIELDS) return la_error(LA_EINVAL, "--text-field: at most %d fields", LA_MAX_TEXT_FIELDS);
+        c->load.text_fields[c->load.ntext++] = arg;
+        return LA_OK;
+    case LA_OPT_SPLIT_FIELD: c->load.split_field = arg; return LA_OK;
+    case LA_OPT_FAMILY_FIELD: c->load.family_field = arg; return LA_OK;
+    case LA_OPT_DATE_FIELD: c->load.date_field = arg; return LA_OK;
+    case LA_OPT_LABEL_FIELD: c->load.label_field = arg; return LA_OK;
+    case LA_OPT_SCORE_FIELD: c->load.score_field = arg; return LA_OK;
+    case LA_OPT_DATE_FORMAT:
+        if (!strcmp(arg, "canonical")) c->load.allow_timestamp = 0;
+        else if (!strcmp(arg, "iso8601")) c->load.allow_timestamp = 1;
+        else return la_error(LA_EINVAL, "--date-format %s: expected canonical or iso8601", arg);
+        return LA_OK;
+    case LA_OPT_ON_INVALID:
+        if (!strcmp(arg, "fail")) c->reject_invalid = 0;
+        else if (!strcmp(arg, "reject")) c->reject_invalid = 1;
+        else return la_error(LA_EINVAL, "--on-invalid %s: expected fail or reject", arg);
+        return LA_OK;
+    case LA_OPT_FORMAT: return la_format_parse(arg, &c->load.format);
+    case LA_OPT_NORMALIZE: return la_norm_mode_parse(arg, &c->norm);
+    case LA_OPT_CUTOFF:
+        if (la_date_parse(arg, strlen(arg), 0, &c->cutoff) != LA_OK)
+            return la_error(LA_EINVAL, "--cutoff %s: expected a date YYYY-MM-DD that exists on the calendar", arg);
+        return LA_OK;
+    case LA_OPT_OUT: c->out = arg; return LA_OK;
+    case LA_OPT_FAIL_ON: {
+        la_status s = la_kinds_parse(arg, &c->fail_on);
+        if (s != LA_OK) return la_error(LA_EINVAL, "--fail-on: %s", la_last_error());
+        return LA_OK;
+    }
+    case LA_OPT_THREADS: {
+        char *end;
+        long v = strtol(arg, &end, 10);
+        if (*end || v < 0 || v > 256) return la_error(LA_EINVAL, "--threads %s: expected a number from 0 to 256", arg);
+        c->threads = (int)v;
+        return LA_OK;
+    }
+    case LA_OPT_QUIET: c->quiet = 1; return LA_OK;
+    }
+    return LA_EUNSUPPORTED;
+}
+
+la_status la_cli_finish(la_cli *c)
+{
+    static const char *const defaults[] = {"train", "demos", "dev", "validation", "test"};
+    int explicit_parts = c->known_storage != NULL;
+    if (!explicit_parts)
+        for (size_t k = 0; k < sizeof defaults / sizeof *defaults && c->nknown < LA_CLI_MAX_PARTS; k++)
+            c->known[c->nknown++] = defaults[k];
+    int have = 0;
+    for (size_t k = 0; k < c->nknown; k++)
+        if (!strcmp(c->known[k], c->heldout)) have = 1;
+    if (!have && c->nknown < LA_CLI_MAX_PARTS) c->known[c->nknown++] = c->heldout;
+    c->load.known_parts = c->known;
+    c->load.nknown = c->nknown;
+    if (c->ninputs == 0) return la_error(LA_EINVAL, "no input files (give --dev FILE --test FILE, --part NAME=FILE or FILE...)");
+    size_t stdin_uses = 0;
+    for (size_t k = 0; k < c->ninputs; k++) stdin_uses += !strcmp(c->inputs[k].path, "-");
+    if (stdin_uses > 1) return la_error(LA_EINVAL, "standard input ('-') can be read only once");
+    return LA_OK;
+}
+
+la_status la_cli_load(la_cli *c, la_table *t, la_loader *L)
+{
+    la_loader_init(L, t, &c->load);
+    /* partitions in command-line order, so indices do not depend on the data */
+    for (size_t k = 0; k < c->ninputs; k++)
+        if (c->inputs[k].part) {
+            uint32_t idx;
+            LA_TRY(la_table_part(t, c->inputs[k].part, &idx));
+        }
+    for (size_t k = 0; k < c->ninputs; k++) LA_TRY(la_load_file(L, c->inputs[k].path, c->inputs[k].part));
+    if (L->nrejects && !c->reject_invalid) {
+        size_t shown = 0, total = 0;
+        for (size_t r = 0; r < L->nrejects; r++)
+            for (size_t k = 0; k < L->rejects[r].nreasons; k++, total++)
+                if (shown < 20) {
+                    char *m = la_reject_message(L, &L->rejects[r], k);
+                    fprintf(stderr, "leakaudit: %s\n", m ? m : "out of memory");
+                    free(m);
+                    shown++;
+                }
+        if (total > shown) fprintf(stderr, "leakaudit: ... and %zu more problems\n", total - shown);
+        return la_error(LA_EINPUT, "%zu invalid rows in the input; nothing written (use --on-invalid reject to set them "
+                                   "aside in rejects.jsonl and go on)", L->nrejects);
+    }
+    return LA_OK;
+}

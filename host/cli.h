@@ -1,0 +1,95 @@
+/*
+ * cli.h - command-line options shared by the commands that read inputs (audit, split): fields,
+ * formats, partitions, validation and output settings, and the validated load of every input.
+ */
+#ifndef LA_CLI_H
+#define LA_CLI_H
+
+#include "leakaudit.h"
+#include "load.h"
+#include "normalize.h"
+
+#include <getopt.h>
+
+#define LA_CLI_MAX_INPUTS 256
+#define LA_CLI_MAX_PARTS 64
+
+/* Exit codes. */
+enum { LA_EXIT_CLEAN = 0, LA_EXIT_LEAKS = 1, LA_EXIT_USAGE = 2, LA_EXIT_INTERNAL = 3 };
+
+typedef struct la_cli_input {
+    const char *part;   /* NULL: from the split field */
+    const char *path;
+} la_cli_input;
+
+typedef struct la_cli {
+    const char *command;
+    la_load_opts load;
+    int text_fields_set;
+    la_cli_input inputs[LA_CLI_MAX_INPUTS];
+    size_t ninputs;
+    const char *known[LA_CLI_MAX_PARTS];
+    size_t nknown;
+    char *known_storage;
+    char *owned[LA_CLI_MAX_PARTS]; /* --part names */
+    size_t nowned;
+    const char *heldout;
+    const char *out;
+    int reject_invalid;
+    la_norm_mode norm;
+    int32_t cutoff;
+    uint32_t fail_on;
+    int threads;
+    int quiet;
+} la_cli;
+
+/* The long options every input-reading command accepts; ids are LA_OPT_* below. */
+enum {
+    LA_OPT_PART = 1000, LA_OPT_DEV, LA_OPT_TEST, LA_OPT_HELDOUT, LA_OPT_PARTS, LA_OPT_ID_FIELD, LA_OPT_TEXT_FIELD,
+    LA_OPT_SPLIT_FIELD, LA_OPT_FAMILY_FIELD, LA_OPT_DATE_FIELD, LA_OPT_LABEL_FIELD, LA_OPT_SCORE_FIELD,
+    LA_OPT_DATE_FORMAT, LA_OPT_ON_INVALID, LA_OPT_FORMAT, LA_OPT_NORMALIZE, LA_OPT_CUTOFF, LA_OPT_OUT,
+    LA_OPT_FAIL_ON, LA_OPT_THREADS, LA_OPT_QUIET, LA_OPT_HELP,
+    LA_OPT_COMMAND_BASE = 2000   /* command-specific options start here */
+};
+
+#define LA_CLI_COMMON_OPTIONS                                                                                   \
+    {"part", required_argument, 0, LA_OPT_PART}, {"dev", required_argument, 0, LA_OPT_DEV},                   \
+    {"test", required_argument, 0, LA_OPT_TEST}, {"heldout", required_argument, 0, LA_OPT_HELDOUT},           \
+    {"parts", required_argument, 0, LA_OPT_PARTS}, {"id-field", required_argument, 0, LA_OPT_ID_FIELD},       \
+    {"text-field", required_argument, 0, LA_OPT_TEXT_FIELD},                                                   \
+    {"split-field", required_argument, 0, LA_OPT_SPLIT_FIELD},                                                 \
+    {"family-field", required_argument, 0, LA_OPT_FAMILY_FIELD},                                               \
+    {"date-field", required_argument, 0, LA_OPT_DATE_FIELD},                                                   \
+    {"label-field", required_argument, 0, LA_OPT_LABEL_FIELD},                                                 \
+    {"score-field", required_argument, 0, LA_OPT_SCORE_FIELD},                                                 \
+    {"date-format", required_argument, 0, LA_OPT_DATE_FORMAT},                                                 \
+    {"on-invalid", required_argument, 0, LA_OPT_ON_INVALID}, {"format", required_argument, 0, LA_OPT_FORMAT},  \
+    {"normalize", required_argument, 0, LA_OPT_NORMALIZE}, {"cutoff", required_argument, 0, LA_OPT_CUTOFF},    \
+    {"out", required_argument, 0, LA_OPT_OUT}, {"fail-on", required_argument, 0, LA_OPT_FAIL_ON},              \
+    {"threads", required_argument, 0, LA_OPT_THREADS}, {"quiet", no_argument, 0, LA_OPT_QUIET},               \
+    {"help", no_argument, 0, LA_OPT_HELP}
+
+/* Help text for the common options. */
+extern const char la_cli_common_help[];
+
+void la_cli_init(la_cli *c, const char *command);
+void la_cli_free(la_cli *c);
+
+/* Handle one common option (or a positional file when opt == 1). Returns LA_OK, or LA_EINVAL with a
+ * message in la_last_error. Returns LA_EUNSUPPORTED when opt is not a common option. */
+la_status la_cli_option(la_cli *c, int opt, const char *arg);
+
+/* Finish parsing: defaults that depend on other options, checks across options. */
+la_status la_cli_finish(la_cli *c);
+
+/* Load every input. On invalid rows with --on-invalid fail, prints the first 20 problems and a count
+ * to stderr and returns LA_EINPUT. */
+la_status la_cli_load(la_cli *c, la_table *t, la_loader *L);
+
+/* Print "leakaudit: <message>" to stderr. */
+void la_cli_fail(const char *what);
+
+/* Elapsed seconds on a monotonic clock since an arbitrary point. */
+double la_cli_now(void);
+
+#endif /* LA_CLI_H */

@@ -1,0 +1,8 @@
+/* commands.h - the subcommands of the leakaudit program; each returns the process exit code. */
+#ifndef LA_COMMANDS_H
+#define LA_COMMANDS_H
+
+int la_cmd_audit(int argc, char **argv);
+int la_cmd_split(int argc, char **argv);
+
+#endif /* LA_COMMANDS_H */

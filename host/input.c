@@ -1,0 +1,205 @@
+/*
+ * input.c - whole-file reading with transparent gzip/zstd decompression and a BLAKE2b-256
+ * fingerprint of the stored bytes. Files are held in memory: the held-out side is small, and the
+ * seen side of the current pipeline is read whole too (streaming batches are future work).
+ */
+#include "input.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+#include <zstd.h>
+
+static la_status slurp(FILE *f, const char *path, char **data, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *p = malloc(cap);
+    if (!p) return la_error(LA_ENOMEM, "%s: out of memory", path);
+    for (;;) {
+        if (cap - n < 65536) {
+            cap *= 2;
+            char *q = realloc(p, cap);
+            if (!q) {
+                free(p);
+                return la_error(LA_ENOMEM, "%s: out of memory reading the file", path);
+            }
+            p = q;
+        }
+        size_t r = fread(p + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0) break;
+    }
+    if (ferror(f)) {
+        free(p);
+        return la_error(LA_EIO, "%s: read error: %s", path, strerror(errno));
+    }
+    p[n] = '\0';
+    *data = p;
+    *len = n;
+    return LA_OK;
+}
+
+static la_status gunzip(const char *path, const char *src, size_t n, char **out, size_t *outlen)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return la_error(LA_ENOMEM, "%s: cannot start gzip decoder", path);
+    size_t cap = n * 4 + 65536, len = 0;
+    char *p = malloc(cap);
+    if (!p) {
+        inflateEnd(&z);
+        return la_error(LA_ENOMEM, "%s: out of memory", path);
+    }
+    z.next_in = (Bytef *)src;
+    z.avail_in = (uInt)n; /* inputs over 4 GiB compressed are fed in pieces below */
+    size_t fed = n > 0xFFFFFFFFu ? 0xFFFFFFFFu : n;
+    z.avail_in = (uInt)fed;
+    int rc = Z_OK;
+    for (;;) {
+        if (cap - len < 65536) {
+            cap *= 2;
+            char *q = realloc(p, cap);
+            if (!q) {
+                free(p);
+                inflateEnd(&z);
+                return la_error(LA_ENOMEM, "%s: out of memory decompressing", path);
+            }
+            p = q;
+        }
+        z.next_out = (Bytef *)(p + len);
+        z.avail_out = (uInt)(cap - len - 1);
+        rc = inflate(&z, Z_NO_FLUSH);
+        len = cap - 1 - z.avail_out;
+        if (z.avail_in == 0 && fed < n) {
+            size_t more = n - fed > 0xFFFFFFFFu ? 0xFFFFFFFFu : n - fed;
+            z.next_in = (Bytef *)(src + fed);
+            z.avail_in = (uInt)more;
+            fed += more;
+        }
+        if (rc == Z_STREAM_END) {
+            /* concatenated gzip members */
+            if (z.avail_in == 0 && fed == n) break;
+            inflateReset(&z);
+            continue;
+        }
+        if (rc != Z_OK) break;
+    }
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+        free(p);
+        return la_error(LA_EINPUT, "%s: corrupt or truncated gzip data", path);
+    }
+    p[len] = '\0';
+    *out = p;
+    *outlen = len;
+    return LA_OK;
+}
+
+static la_status unzstd(const char *path, const char *src, size_t n, char **out, size_t *outlen)
+{
+    ZSTD_DStream *d = ZSTD_createDStream();
+    if (!d) return la_error(LA_ENOMEM, "%s: cannot start zstd decoder", path);
+    size_t cap = n * 4 + 65536, len = 0;
+    char *p = malloc(cap);
+    if (!p) {
+        ZSTD_freeDStream(d);
+        return la_error(LA_ENOMEM, "%s: out of memory", path);
+    }
+    ZSTD_inBuffer in = {src, n, 0};
+    size_t last = 1;
+    while (in.pos < in.size || last != 0) {
+        if (cap - len < 65536) {
+            cap *= 2;
+            char *q = realloc(p, cap);
+            if (!q) {
+                free(p);
+                ZSTD_freeDStream(d);
+                return la_error(LA_ENOMEM, "%s: out of memory decompressing", path);
+            }
+            p = q;
+        }
+        ZSTD_outBuffer o = {p + len, cap - len - 1, 0};
+        last = ZSTD_decompressStream(d, &o, &in);
+        len += o.pos;
+        if (ZSTD_isError(last)) {
+            free(p);
+            ZSTD_freeDStream(d);
+            return la_error(LA_EINPUT, "%s: corrupt zstd data: %s", path, ZSTD_getErrorName(last));
+        }
+        if (in.pos == in.size && o.pos == 0 && last != 0) {
+            free(p);
+            ZSTD_freeDStream(d);
+            return la_error(LA_EINPUT, "%s: truncated zstd data", path);
+        }
+    }
+    ZSTD_freeDStream(d);
+    p[len] = '\0';
+    *out = p;
+    *outlen = len;
+    return LA_OK;
+}
+
+la_status la_input_read(const char *path, la_input *out)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return la_error(LA_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *raw = NULL;
+    size_t n = 0;
+    la_status s = slurp(f, strcmp(path, "-") == 0 ? "<stdin>" : path, &raw, &n);
+    if (f != stdin) fclose(f);
+    if (s != LA_OK) return s;
+    crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
+    out->stored_len = n;
+    const unsigned char *u = (const unsigned char *)raw;
+    if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
+        out->compression = "gzip";
+        s = gunzip(path, raw, n, &out->data, &out->len);
+        free(raw);
+        return s;
+    }
+    if (n >= 4 && u[0] == 0x28 && u[1] == 0xB5 && u[2] == 0x2F && u[3] == 0xFD) {
+        out->compression = "zstd";
+        s = unzstd(path, raw, n, &out->data, &out->len);
+        free(raw);
+        return s;
+    }
+    out->compression = "none";
+    out->data = raw;
+    out->len = n;
+    return LA_OK;
+}
+
+void la_input_free(la_input *in)
+{
+    if (!in) return;
+    free(in->data);
+    in->data = NULL;
+}
+
+void la_input_format_ext(const char *path, char ext[16])
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", base);
+    for (;;) {
+        char *dot = strrchr(tmp, '.');
+        if (!dot) {
+            ext[0] = '\0';
+            return;
+        }
+        if (strcasecmp(dot, ".gz") == 0 || strcasecmp(dot, ".zst") == 0 || strcasecmp(dot, ".zstd") == 0) {
+            *dot = '\0';
+            continue;
+        }
+        snprintf(ext, 16, "%s", dot + 1);
+        for (char *c = ext; *c; c++)
+            if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+        return;
+    }
+}

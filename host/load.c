@@ -1,0 +1,455 @@
+/* load.c - records -> validated rows or rejects (see load.h). */
+#include "load.h"
+
+#include "input.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void la_load_opts_default(la_load_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->id_field = "id";
+    o->text_fields[0] = "text";
+    o->ntext = 1;
+    o->split_field = "split";
+    o->family_field = "family";
+    o->date_field = "available_on";
+    o->label_field = "label";
+    o->score_field = "score";
+    o->require_text = 1;
+}
+
+void la_loader_init(la_loader *L, la_table *t, const la_load_opts *o)
+{
+    memset(L, 0, sizeof *L);
+    L->table = t;
+    L->opts = *o;
+}
+
+void la_loader_free(la_loader *L)
+{
+    for (size_t i = 0; i < L->nrejects; i++) {
+        la_reject *r = &L->rejects[i];
+        free(r->id);
+        free(r->raw);
+        for (size_t k = 0; k < r->nreasons; k++) free(r->reasons[k]);
+        free(r->reasons);
+    }
+    free(L->rejects);
+    for (size_t i = 0; i < L->nfiles; i++) free(L->files[i].path);
+    free(L->files);
+    memset(L, 0, sizeof *L);
+}
+
+/* Offset of the first invalid UTF-8 byte, or -1 when s is valid. */
+static long utf8_invalid_at(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len;
+        unsigned min, cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0) len = 2, min = 0x80, cp = c & 0x1F;
+        else if ((c & 0xF0) == 0xE0) len = 3, min = 0x800, cp = c & 0x0F;
+        else if ((c & 0xF8) == 0xF0) len = 4, min = 0x10000, cp = c & 0x07;
+        else return (long)i;
+        if (i + len > n) return (long)i;
+        for (size_t k = 1; k < len; k++) {
+            if ((u[i + k] & 0xC0) != 0x80) return (long)i;
+            cp = (cp << 6) | (u[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return (long)i;
+        i += len;
+    }
+    return -1;
+}
+
+/* Resolve a dotted path: a literal key first, then "a.b.0.c" through objects and arrays. */
+static json_object *get_path(json_object *o, const char *path)
+{
+    json_object *v;
+    if (json_object_object_get_ex(o, path, &v)) return v;
+    if (!strchr(path, '.')) return NULL;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_object *cur = o;
+    for (char *seg = strtok(buf, "."); seg && cur; seg = strtok(NULL, ".")) {
+        if (json_object_is_type(cur, json_type_object)) {
+            if (!json_object_object_get_ex(cur, seg, &cur)) return NULL;
+        } else if (json_object_is_type(cur, json_type_array)) {
+            char *end;
+            long k = strtol(seg, &end, 10);
+            if (*end || k < 0 || (size_t)k >= json_object_array_length(cur)) return NULL;
+            cur = json_object_array_get_idx(cur, (size_t)k);
+        } else {
+            return NULL;
+        }
+    }
+    return cur;
+}
+
+/* A record under validation. */
+typedef struct pending {
+    la_loader *L;
+    uint32_t file;
+    const char *path;
+    const char *base;
+    const char *part;     /* fixed partition or NULL */
+    int ids_generated;
+    char **reasons;
+    size_t nreasons, capreasons;
+    la_status st;         /* allocation failures */
+} pending;
+
+static void reason(pending *p, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void reason(pending *p, const char *field, const char *fmt, ...)
+{
+    char msg[600];
+    int k = snprintf(msg, sizeof msg, "%s: ", field);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + k, sizeof msg - (size_t)k, fmt, ap);
+    va_end(ap);
+    if (p->nreasons == p->capreasons) {
+        size_t cap = p->capreasons ? p->capreasons * 2 : 4;
+        char **v = realloc(p->reasons, cap * sizeof *v);
+        if (!v) {
+            p->st = LA_ENOMEM;
+            return;
+        }
+        p->reasons = v;
+        p->capreasons = cap;
+    }
+    char *copy = strdup(msg);
+    if (!copy) {
+        p->st = LA_ENOMEM;
+        return;
+    }
+    p->reasons[p->nreasons++] = copy;
+}
+
+/* Quote at most 40 bytes of a value for a message; invalid bytes and controls as \xNN. */
+static const char *shown(const char *s, size_t n, char out[200])
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n && w < 180; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (i >= 40) {
+            w += (size_t)snprintf(out + w, 200 - w, "...");
+            break;
+        }
+        if (c < 0x20 || c >= 0x80) w += (size_t)snprintf(out + w, 200 - w, "\\x%02x", c);
+        else out[w++] = (char)c;
+    }
+    out[w] = '\0';
+    return out;
+}
+
+static const char *type_name(json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_null: return "null";
+    case json_type_boolean: return "a boolean";
+    case json_type_double:
+    case json_type_int: return "a number";
+    case json_type_object: return "an object";
+    case json_type_array: return "an array";
+    case json_type_string: return "a string";
+    }
+    return "an unknown value";
+}
+
+static int check_utf8(pending *p, const char *field, const char *s, size_t n)
+{
+    long at = utf8_invalid_at(s, n);
+    if (at < 0) return 1;
+    reason(p, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value)", (unsigned char)s[at], at);
+    return 0;
+}
+
+/* An optional scalar as text: string, integer (family) or also number/bool (label). Empty = absent. */
+static const char *opt_text(pending *p, json_object *rec, const char *field, int allow_number, int allow_bool,
+                            const char *expect)
+{
+    json_object *v = get_path(rec, field);
+    if (!v || json_object_is_type(v, json_type_null)) return NULL;
+    json_type ty = json_object_get_type(v);
+    if (ty == json_type_string || (allow_number && (ty == json_type_int || ty == json_type_double)) ||
+        (allow_bool && ty == json_type_boolean)) {
+        const char *s = json_object_get_string(v);
+        size_t n = ty == json_type_string ? (size_t)json_object_get_string_len(v) : strlen(s);
+        if (n == 0) return NULL;
+        if (!check_utf8(p, field, s, n)) return NULL;
+        return s;
+    }
+    reason(p, field, "expected %s, got %s", expect, type_name(v));
+    return NULL;
+}
+
+static la_status push_reject(pending *p, uint32_t line, uint32_t part, const char *id, const char *raw, size_t rawlen)
+{
+    la_loader *L = p->L;
+    if (L->nrejects == L->caprejects) {
+        size_t cap = L->caprejects ? L->caprejects * 2 : 64;
+        la_reject *v = realloc(L->rejects, cap * sizeof *v);
+        if (!v) return la_error(LA_ENOMEM, "out of memory recording rejects");
+        L->rejects = v;
+        L->caprejects = cap;
+    }
+    la_reject *r = &L->rejects[L->nrejects++];
+    r->file = p->file;
+    r->line = line;
+    r->part = part;
+    r->id = id ? strdup(id) : NULL;
+    r->raw = strndup(raw, rawlen);
+    r->reasons = p->reasons;
+    r->nreasons = p->nreasons;
+    p->reasons = NULL;
+    p->nreasons = p->capreasons = 0;
+    L->files[p->file].rows_rejected++;
+    return LA_OK;
+}
+
+static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                           const char *parse_error)
+{
+    pending *p = ctx;
+    la_loader *L = p->L;
+    la_table *t = L->table;
+    const la_load_opts *o = &L->opts;
+    L->files[p->file].rows_read++;
+    uint32_t part = LA_NO_PART;
+    if (p->part) la_table_part(t, p->part, &part);
+
+    if (!rec) {
+        reason(p, "record", "%s", parse_error);
+        if (p->st != LA_OK) return la_error(p->st, "out of memory");
+        return push_reject(p, line, part, NULL, raw, rawlen);
+    }
+
+    la_row row;
+    memset(&row, 0, sizeof row);
+    row.date = LA_NO_DATE;
+    row.score = NAN;
+    row.file = p->file;
+    row.line = line;
+    char idbuf[600];
+    const char *id = NULL;
+
+    /* id */
+    json_object *v = get_path(rec, o->id_field);
+    if (p->ids_generated) {
+        snprintf(idbuf, sizeof idbuf, "%s:%u", p->base, line);
+        id = idbuf;
+    } else if (!v) {
+        reason(p, o->id_field, "missing; expected a non-empty string");
+    } else if (!json_object_is_type(v, json_type_string)) {
+        reason(p, o->id_field, "expected a non-empty string, got %s", type_name(v));
+    } else if (json_object_get_string_len(v) == 0) {
+        reason(p, o->id_field, "empty; expected a non-empty string");
+    } else if (check_utf8(p, o->id_field, json_object_get_string(v), (size_t)json_object_get_string_len(v))) {
+        id = json_object_get_string(v);
+    }
+    if (id) {
+        size_t prev = la_table_find_id(t, id);
+        if (prev != (size_t)-1) {
+            const la_row *pr = &la_table_rows_const(t)[prev];
+            char sh[200];
+            reason(p, o->id_field, "duplicate id '%s' (first seen at %s:%u)", shown(id, strlen(id), sh),
+                   la_table_file_name(t, pr->file), pr->line);
+        }
+    }
+
+    /* partition */
+    if (!p->part) {
+        json_object *sv = get_path(rec, o->split_field);
+        if (!sv) {
+            reason(p, o->split_field, "missing; expected a partition name (or give the file with --part NAME=FILE)");
+        } else if (!json_object_is_type(sv, json_type_string) || json_object_get_string_len(sv) == 0) {
+            reason(p, o->split_field, "expected a partition name, got %s", type_name(sv));
+        } else {
+            const char *name = json_object_get_string(sv);
+            int known = 0;
+            for (size_t k = 0; k < o->nknown; k++)
+                if (!strcmp(o->known_parts[k], name)) known = 1;
+            if (!known) {
+                char list[300] = "", sh[200];
+                for (size_t k = 0; k < o->nknown; k++) {
+                    strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
+                    strncat(list, o->known_parts[k], sizeof list - strlen(list) - 1);
+                }
+                reason(p, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)",
+                       shown(name, (size_t)json_object_get_string_len(sv), sh), list);
+            } else {
+                la_table_part(t, name, &part);
+            }
+        }
+    }
+
+    /* text */
+    size_t ntextok = 0;
+    const char *texts[LA_MAX_TEXT_FIELDS];
+    size_t lens[LA_MAX_TEXT_FIELDS];
+    for (size_t k = 0; k < o->ntext; k++) {
+        json_object *tv = get_path(rec, o->text_fields[k]);
+        if (!tv) {
+            if (o->require_text) reason(p, o->text_fields[k], "missing; expected a string");
+        } else if (!json_object_is_type(tv, json_type_string)) {
+            reason(p, o->text_fields[k], "expected a string, got %s", type_name(tv));
+        } else if (check_utf8(p, o->text_fields[k], json_object_get_string(tv),
+                              (size_t)json_object_get_string_len(tv))) {
+            texts[ntextok] = json_object_get_string(tv);
+            lens[ntextok++] = (size_t)json_object_get_string_len(tv);
+        }
+    }
+
+    const char *family = opt_text(p, rec, o->family_field, 1, 0, "a string or an integer");
+    const char *label = opt_text(p, rec, o->label_field, 1, 1, "a string, number or boolean");
+
+    /* date */
+    json_object *dv = get_path(rec, o->date_field);
+    if (dv && !json_object_is_type(dv, json_type_null)) {
+        if (!json_object_is_type(dv, json_type_string)) {
+            reason(p, o->date_field, "expected a date string YYYY-MM-DD, got %s", type_name(dv));
+        } else if (json_object_get_string_len(dv) > 0) {
+            const char *ds = json_object_get_string(dv);
+            size_t dn = (size_t)json_object_get_string_len(dv);
+            char sh[200];
+            if (la_date_parse(ds, dn, o->allow_timestamp, &row.date) != LA_OK)
+                reason(p, o->date_field, "expected a date YYYY-MM-DD that exists on the calendar%s, got '%s'",
+                       o->allow_timestamp ? " (or an ISO 8601 timestamp)" : "", shown(ds, dn, sh));
+        }
+    }
+
+    if (o->require_date && row.date == LA_NO_DATE && !(dv && json_object_is_type(dv, json_type_string) &&
+                                                       json_object_get_string_len(dv) > 0))
+        reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
+
+    /* score */
+    json_object *sv = get_path(rec, o->score_field);
+    if (sv && !json_object_is_type(sv, json_type_null)) {
+        double x = NAN;
+        json_type ty = json_object_get_type(sv);
+        if (ty == json_type_int || ty == json_type_double) x = json_object_get_double(sv);
+        else if (ty == json_type_boolean) x = json_object_get_boolean(sv) ? 1.0 : 0.0;
+        else if (ty == json_type_string && json_object_get_string_len(sv) > 0) {
+            char *end;
+            x = strtod(json_object_get_string(sv), &end);
+            if (*end) x = NAN;
+        } else if (ty == json_type_string) {
+            x = -1; /* empty CSV cell: absent */
+        }
+        if (x == -1 && ty == json_type_string) {
+            row.score = NAN;
+        } else if (!(x >= 0.0 && x <= 1.0)) {
+            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
+        } else {
+            row.score = x;
+        }
+    }
+
+    /* the record as a whole */
+    if (p->nreasons == 0) {
+        long at = utf8_invalid_at(raw, rawlen);
+        if (at >= 0) reason(p, "record", "invalid UTF-8 (byte 0x%02x at offset %ld of the line)", (unsigned char)raw[at], at);
+    }
+    if (p->st != LA_OK) return la_error(p->st, "out of memory");
+    if (p->nreasons) return push_reject(p, line, part, id, raw, rawlen);
+
+    /* accepted: copy strings into the table's arena */
+    row.part = part;
+    LA_TRY(la_table_strdup(t, id, strlen(id), &row.id));
+    if (ntextok) {
+        size_t total = 0;
+        for (size_t k = 0; k < ntextok; k++) total += lens[k] + 1;
+        char *joined = malloc(total);
+        if (!joined) return la_error(LA_ENOMEM, "out of memory");
+        size_t w = 0;
+        for (size_t k = 0; k < ntextok; k++) {
+            if (k) joined[w++] = '\n';
+            memcpy(joined + w, texts[k], lens[k]);
+            w += lens[k];
+        }
+        la_status s = la_table_strdup(t, joined, w, &row.text);
+        free(joined);
+        LA_TRY(s);
+    }
+    if (family) LA_TRY(la_table_strdup(t, family, strlen(family), &row.family));
+    if (label) LA_TRY(la_table_strdup(t, label, strlen(label), &row.label));
+    LA_TRY(la_table_strdup(t, raw, rawlen, &row.raw));
+    return la_table_append(t, &row, NULL);
+}
+
+/* First pass: does any record carry the id field? */
+static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                          const char *parse_error)
+{
+    pending *p = ctx;
+    if (rec && get_path(rec, p->L->opts.id_field)) p->ids_generated = 0;
+    return LA_OK;
+}
+
+la_status la_load_file(la_loader *L, const char *path, const char *part)
+{
+    la_input in;
+    LA_TRY(la_input_read(path, &in));
+    uint32_t fidx;
+    la_status st = la_table_add_file(L->table, path, &fidx);
+    if (st == LA_OK && L->nfiles == L->capfiles) {
+        size_t cap = L->capfiles ? L->capfiles * 2 : 8;
+        la_file_info *v = realloc(L->files, cap * sizeof *v);
+        if (!v) st = la_error(LA_ENOMEM, "out of memory");
+        else {
+            L->files = v;
+            L->capfiles = cap;
+        }
+    }
+    if (st != LA_OK) {
+        la_input_free(&in);
+        return st;
+    }
+    la_file_info *fi = &L->files[L->nfiles++];
+    memset(fi, 0, sizeof *fi);
+    fi->path = strdup(path);
+    la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &in) : L->opts.format;
+    fi->format = la_format_name(fmt);
+    fi->compression = in.compression;
+    fi->bytes = in.stored_len;
+    for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", in.blake2b[i]);
+
+    const char *base = strrchr(path, '/');
+    pending p = {.L = L, .file = fidx, .path = path, .base = base ? base + 1 : path, .part = part, .ids_generated = 1};
+    if (part) {
+        uint32_t ignored;
+        LA_TRY(la_table_part(L->table, part, &ignored));
+    }
+    st = la_records_each(&in, path, fmt, probe_id, &p);
+    if (st == LA_OK) {
+        fi->ids_generated = p.ids_generated;
+        st = la_records_each(&in, path, fmt, on_record, &p);
+    }
+    for (size_t k = 0; k < p.nreasons; k++) free(p.reasons[k]);
+    free(p.reasons);
+    la_input_free(&in);
+    return st;
+}
+
+char *la_reject_message(const la_loader *L, const la_reject *r, size_t k)
+{
+    const char *file = la_table_file_name(L->table, r->file);
+    size_t n = strlen(file) + strlen(r->reasons[k]) + 32;
+    char *m = malloc(n);
+    if (m) snprintf(m, n, "%s:%u: %s", file, r->line, r->reasons[k]);
+    return m;
+}

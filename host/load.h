@@ -1,0 +1,53 @@
+/*
+ * load.h - reading input files into the row table with validation. Every record becomes either a
+ * row in the table or a problem (a reject) with FILE:LINE: FIELD: what was expected. Nothing is
+ * dropped: rows read = rows in the table + rejects, per file and per partition.
+ */
+#ifndef LA_LOAD_H
+#define LA_LOAD_H
+
+#include "leakaudit.h"
+#include "records.h"
+#include "report.h"
+
+#define LA_MAX_TEXT_FIELDS 16
+
+typedef struct la_load_opts {
+    const char *id_field;                       /* default "id" */
+    const char *text_fields[LA_MAX_TEXT_FIELDS];  /* default {"text"} */
+    size_t ntext;
+    const char *split_field;                    /* default "split" */
+    const char *family_field;                   /* default "family" */
+    const char *date_field;                     /* default "available_on" */
+    const char *label_field;                    /* default "label" */
+    const char *score_field;                    /* default "score" */
+    int allow_timestamp;                        /* --date-format iso8601 */
+    int require_text;                           /* audit: 1, split: 0 */
+    int require_date;                           /* split: every row needs a date */
+    la_format format;                           /* LA_FMT_AUTO: by extension or content */
+    const char *const *known_parts;             /* allowed values of the split field */
+    size_t nknown;
+} la_load_opts;
+
+void la_load_opts_default(la_load_opts *o);
+
+typedef struct la_loader {
+    la_table *table;       /* borrowed */
+    la_load_opts opts;
+    la_reject *rejects;
+    size_t nrejects, caprejects;
+    la_file_info *files;   /* indexed like the table's files */
+    size_t nfiles, capfiles;
+} la_loader;
+
+void la_loader_init(la_loader *L, la_table *t, const la_load_opts *o);
+void la_loader_free(la_loader *L);
+
+/* Load one file. part: the partition for every row, or NULL to take it from the split field.
+ * Bad records become rejects (not an error status); I/O and allocation failures return an error. */
+la_status la_load_file(la_loader *L, const char *path, const char *part);
+
+/* "FILE:LINE: FIELD: what" for reason k of reject r, into a malloc'ed string. */
+char *la_reject_message(const la_loader *L, const la_reject *r, size_t k);
+
+#endif /* LA_LOAD_H */

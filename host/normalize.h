@@ -1,0 +1,29 @@
+/*
+ * normalize.h - the normalized form of a row's text and its 128-bit exact-copy hash.
+ *   nfkc  (default): Unicode NFKC + case folding (utf8proc), whitespace runs -> one space, trimmed
+ *   space: whitespace runs -> one space, trimmed; nothing else changes
+ *   none : the text exactly as read
+ * Whitespace means Unicode separators (Zs, Zl, Zp) and the ASCII/Latin-1 controls \t \n \v \f \r U+0085.
+ * The hash is XXH3-128 (seed 0) of the normalized UTF-8 bytes.
+ */
+#ifndef LA_NORMALIZE_H
+#define LA_NORMALIZE_H
+
+#include "leakaudit.h"
+
+typedef enum la_norm_mode { LA_NORM_NFKC = 0, LA_NORM_SPACE, LA_NORM_NONE } la_norm_mode;
+
+la_status la_norm_mode_parse(const char *s, la_norm_mode *out /* OUT */);
+const char *la_norm_mode_name(la_norm_mode m);
+
+/* Normalize s (valid UTF-8, n bytes) into a malloc'ed NUL-terminated string owned by the caller. */
+la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out /* OUT */, size_t *outlen /* OUT */);
+
+/* XXH3-128 of the bytes. */
+void la_text_hash128(const char *s, size_t n, uint64_t out[2]);
+
+/* Fill norm, norm_len and hash for every row with text (rows without text keep norm NULL), using up
+ * to `threads` threads (0 = all cores). Output does not depend on the thread count. */
+la_status la_normalize_table(la_table *t, la_norm_mode mode, int threads);
+
+#endif /* LA_NORMALIZE_H */

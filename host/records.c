@@ -1,0 +1,271 @@
+/* records.c - JSONL, CSV and TSV records as JSON objects (see records.h). */
+#include "records.h"
+
+#include <csv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+la_status la_format_parse(const char *s, la_format *out)
+{
+    if (strcmp(s, "auto") == 0) *out = LA_FMT_AUTO;
+    else if (strcmp(s, "jsonl") == 0 || strcmp(s, "ndjson") == 0) *out = LA_FMT_JSONL;
+    else if (strcmp(s, "csv") == 0) *out = LA_FMT_CSV;
+    else if (strcmp(s, "tsv") == 0) *out = LA_FMT_TSV;
+    else return la_error(LA_EINVAL, "--format: unknown format '%s' (expected auto, jsonl, csv or tsv)", s);
+    return LA_OK;
+}
+
+const char *la_format_name(la_format f)
+{
+    switch (f) {
+    case LA_FMT_JSONL: return "jsonl";
+    case LA_FMT_CSV: return "csv";
+    case LA_FMT_TSV: return "tsv";
+    default: return "auto";
+    }
+}
+
+la_format la_format_detect(const char *path, const la_input *in)
+{
+    char ext[16];
+    la_input_format_ext(path, ext);
+    if (!strcmp(ext, "jsonl") || !strcmp(ext, "ndjson") || !strcmp(ext, "json")) return LA_FMT_JSONL;
+    if (!strcmp(ext, "csv")) return LA_FMT_CSV;
+    if (!strcmp(ext, "tsv") || !strcmp(ext, "tab")) return LA_FMT_TSV;
+    const char *p = in->data;
+    if (in->len >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF) p += 3;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (*p == '{') return LA_FMT_JSONL;
+    const char *nl = strchr(p, '\n');
+    const char *tab = strchr(p, '\t');
+    if (tab && (!nl || tab < nl)) return LA_FMT_TSV;
+    return LA_FMT_CSV;
+}
+
+/* Iterate physical lines: [s, e) without the newline and a trailing \r. */
+typedef struct line_iter {
+    const char *p, *end;
+    uint32_t line;
+} line_iter;
+
+static int next_line(line_iter *it, const char **s, size_t *n)
+{
+    if (it->p >= it->end) return 0;
+    const char *nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
+    const char *e = nl ? nl : it->end;
+    *s = it->p;
+    *n = (size_t)(e - it->p);
+    if (*n && (*s)[*n - 1] == '\r') (*n)--;
+    it->p = nl ? nl + 1 : it->end;
+    it->line++;
+    return 1;
+}
+
+static const char *skip_bom(const la_input *in)
+{
+    const unsigned char *u = (const unsigned char *)in->data;
+    return in->len >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF ? in->data + 3 : in->data;
+}
+
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t') return 0;
+    return 1;
+}
+
+static la_status each_jsonl(const la_input *in, la_record_fn fn, void *ctx)
+{
+    line_iter it = {skip_bom(in), in->data + in->len, 0};
+    const char *s;
+    size_t n;
+    json_tokener *tok = json_tokener_new();
+    if (!tok) return la_error(LA_ENOMEM, "out of memory creating the JSON parser");
+    la_status st = LA_OK;
+    while (st == LA_OK && next_line(&it, &s, &n)) {
+        if (blank(s, n)) continue;
+        json_tokener_reset(tok);
+        json_object *o = json_tokener_parse_ex(tok, s, (int)n);
+        enum json_tokener_error jerr = json_tokener_get_error(tok);
+        char why[160];
+        if (!o || jerr != json_tokener_success) {
+            snprintf(why, sizeof why, "expected one JSON object per line (%s)",
+                     jerr == json_tokener_continue ? "unexpected end of line" : json_tokener_error_desc(jerr));
+            if (o) json_object_put(o);
+            st = fn(ctx, NULL, s, n, it.line, why);
+            continue;
+        }
+        size_t used = json_tokener_get_parse_end(tok);
+        if (!blank(s + used, n - used)) {
+            json_object_put(o);
+            st = fn(ctx, NULL, s, n, it.line, "expected one JSON object per line (extra text after the object)");
+            continue;
+        }
+        if (!json_object_is_type(o, json_type_object)) {
+            json_object_put(o);
+            st = fn(ctx, NULL, s, n, it.line, "expected a JSON object, got another JSON value");
+            continue;
+        }
+        st = fn(ctx, o, s, n, it.line, NULL);
+        json_object_put(o);
+    }
+    json_tokener_free(tok);
+    return st;
+}
+
+/* ---- CSV and TSV ---- */
+
+typedef struct table_ctx {
+    char **header;
+    size_t nheader, capheader;
+    int have_header;
+    char **cells;
+    size_t ncells, capcells;
+    int record_done;
+    int oom;
+} table_ctx;
+
+static void push_cell(table_ctx *c, const char *s, size_t n)
+{
+    if (c->ncells == c->capcells) {
+        size_t cap = c->capcells ? c->capcells * 2 : 16;
+        char **v = realloc(c->cells, cap * sizeof *v);
+        if (!v) {
+            c->oom = 1;
+            return;
+        }
+        c->cells = v;
+        c->capcells = cap;
+    }
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        c->oom = 1;
+        return;
+    }
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    c->cells[c->ncells++] = copy;
+}
+
+static void clear_cells(table_ctx *c)
+{
+    for (size_t i = 0; i < c->ncells; i++) free(c->cells[i]);
+    c->ncells = 0;
+}
+
+static void free_table(table_ctx *c)
+{
+    clear_cells(c);
+    free(c->cells);
+    for (size_t i = 0; i < c->nheader; i++) free(c->header[i]);
+    free(c->header);
+}
+
+static void csv_cb_field(void *s, size_t n, void *data) { push_cell(data, s ? s : "", s ? n : 0); }
+static void csv_cb_record(int ch, void *data) { ((table_ctx *)data)->record_done = 1; }
+
+/* Emit one complete row of cells: the first becomes the header. */
+static la_status emit_row(table_ctx *c, uint32_t line, la_record_fn fn, void *ctx)
+{
+    if (c->oom) return la_error(LA_ENOMEM, "out of memory reading a table");
+    if (!c->have_header) {
+        c->header = c->cells;
+        c->nheader = c->ncells;
+        c->cells = NULL;
+        c->ncells = c->capcells = 0;
+        c->have_header = 1;
+        return LA_OK;
+    }
+    la_status st;
+    if (c->ncells == 1 && c->cells[0][0] == '\0' && c->nheader > 1) {
+        clear_cells(c); /* an empty line */
+        return LA_OK;
+    }
+    if (c->ncells != c->nheader) {
+        char why[128];
+        snprintf(why, sizeof why, "expected %zu fields as in the header row, got %zu", c->nheader, c->ncells);
+        st = fn(ctx, NULL, "", 0, line, why);
+        clear_cells(c);
+        return st;
+    }
+    json_object *o = json_object_new_object();
+    if (!o) return la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->ncells; i++)
+        json_object_object_add(o, c->header[i], json_object_new_string(c->cells[i]));
+    size_t rawlen;
+    const char *raw = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                        &rawlen);
+    st = fn(ctx, o, raw, rawlen, line, NULL);
+    json_object_put(o);
+    clear_cells(c);
+    return st;
+}
+
+static la_status each_csv(const la_input *in, const char *path, la_record_fn fn, void *ctx)
+{
+    struct csv_parser p;
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+        return la_error(LA_ENOMEM, "out of memory creating the CSV parser");
+    table_ctx c = {0};
+    line_iter it = {skip_bom(in), in->data + in->len, 0};
+    uint32_t record_line = 1;
+    la_status st = LA_OK;
+    while (st == LA_OK && it.p < it.end) {
+        const char *s = it.p;
+        const char *nl = memchr(s, '\n', (size_t)(it.end - s));
+        size_t n = nl ? (size_t)(nl - s) + 1 : (size_t)(it.end - s);
+        it.p = s + n;
+        it.line++;
+        if (csv_parse(&p, s, n, csv_cb_field, csv_cb_record, &c) != n) {
+            st = la_error(LA_EINPUT, "%s:%u: record: malformed CSV (%s)", path, it.line, csv_strerror(csv_error(&p)));
+            break;
+        }
+        if (c.record_done) {
+            c.record_done = 0;
+            st = emit_row(&c, record_line, fn, ctx);
+            record_line = it.line + 1;
+        }
+    }
+    if (st == LA_OK) {
+        if (csv_fini(&p, csv_cb_field, csv_cb_record, &c) != 0)
+            st = la_error(LA_EINPUT, "%s:%u: record: malformed CSV at end of file (%s)", path, record_line,
+                          csv_strerror(csv_error(&p)));
+        else if (c.record_done || c.ncells) st = emit_row(&c, record_line, fn, ctx);
+    }
+    csv_free(&p);
+    free_table(&c);
+    return st;
+}
+
+static la_status each_tsv(const la_input *in, la_record_fn fn, void *ctx)
+{
+    table_ctx c = {0};
+    line_iter it = {skip_bom(in), in->data + in->len, 0};
+    const char *s;
+    size_t n;
+    la_status st = LA_OK;
+    while (st == LA_OK && next_line(&it, &s, &n)) {
+        if (n == 0 && c.have_header) continue;
+        size_t start = 0;
+        for (size_t i = 0; i <= n; i++)
+            if (i == n || s[i] == '\t') {
+                push_cell(&c, s + start, i - start);
+                start = i + 1;
+            }
+        st = emit_row(&c, it.line, fn, ctx);
+    }
+    free_table(&c);
+    return st;
+}
+
+la_status la_records_each(const la_input *in, const char *path, la_format fmt, la_record_fn fn, void *ctx)
+{
+    if (fmt == LA_FMT_AUTO) fmt = la_format_detect(path, in);
+    switch (fmt) {
+    case LA_FMT_JSONL: return each_jsonl(in, fn, ctx);
+    case LA_FMT_CSV: return each_csv(in, path, fn, ctx);
+    case LA_FMT_TSV: return each_tsv(in, fn, ctx);
+    default: return la_error(LA_EINTERNAL, "unknown format");
+    }
+}

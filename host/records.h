@@ -1,0 +1,32 @@
+/*
+ * records.h - turning the bytes of one input file into records (JSON objects): JSONL, CSV with a
+ * header row (RFC 4180 quoting, via libcsv), TSV with a header row (tab-separated, no quoting).
+ * CSV/TSV cells become string members named by the header. Not for: validation (see load.h).
+ */
+#ifndef LA_RECORDS_H
+#define LA_RECORDS_H
+
+#include "input.h"
+#include "leakaudit.h"
+
+#include <json-c/json.h>
+
+typedef enum la_format { LA_FMT_AUTO = 0, LA_FMT_JSONL, LA_FMT_CSV, LA_FMT_TSV } la_format;
+
+/* Parse "auto", "jsonl", "csv", "tsv". */
+la_status la_format_parse(const char *s, la_format *out /* OUT */);
+/* The format of a path by extension (after .gz/.zst); for "-" or unknown extensions, sniffed from
+ * the data: '{' first means JSONL, a tab in the first line TSV, else CSV. */
+la_format la_format_detect(const char *path, const la_input *in);
+const char *la_format_name(la_format f);
+
+/* Called once per record. rec is borrowed (valid during the call), or NULL when the record could
+ * not be parsed, with parse_error saying why. raw/rawlen: the record as one line of JSON (the
+ * original line for JSONL). line: 1-based physical line where the record starts. Returning
+ * anything but LA_OK stops the iteration with that status. */
+typedef la_status (*la_record_fn)(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                                  const char *parse_error);
+
+la_status la_records_each(const la_input *in, const char *path, la_format fmt, la_record_fn fn, void *ctx);
+
+#endif /* LA_RECORDS_H */

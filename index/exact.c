@@ -1,0 +1,106 @@
+/* exact.c - exact-copy join on the 128-bit normalized-text hash (see exact.h). */
+#include "exact.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const la_row *g_rows; /* qsort context; la_exact_find is not reentrant across threads */
+
+static int cmp_hash_part_id(const void *x, const void *y)
+{
+    const la_row *a = &g_rows[*(const uint32_t *)x], *b = &g_rows[*(const uint32_t *)y];
+    if (a->hash[1] != b->hash[1]) return a->hash[1] < b->hash[1] ? -1 : 1;
+    if (a->hash[0] != b->hash[0]) return a->hash[0] < b->hash[0] ? -1 : 1;
+    if (a->part != b->part) return a->part < b->part ? -1 : 1;
+    return strcmp(a->id, b->id);
+}
+
+static int same_text(const la_row *a, const la_row *b)
+{
+    return a->hash[0] == b->hash[0] && a->hash[1] == b->hash[1] && a->norm_len == b->norm_len &&
+           memcmp(a->norm, b->norm, a->norm_len) == 0;
+}
+
+void la_exact_result_free(la_exact_result *res)
+{
+    if (!res) return;
+    free(res->dup_of);
+    free(res->conflict_rows);
+    free(res->conflict_start);
+    memset(res, 0, sizeof *res);
+}
+
+la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_exact_result *res)
+{
+    memset(res, 0, sizeof *res);
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    res->dup_of = malloc((n ? n : 1) * sizeof *res->dup_of);
+    res->conflict_rows = malloc((n ? n : 1) * sizeof *res->conflict_rows);
+    res->conflict_start = malloc((n + 1) * sizeof *res->conflict_start);
+    if (!order || !res->dup_of || !res->conflict_rows || !res->conflict_start) {
+        free(order);
+        la_exact_result_free(res);
+        return la_error(LA_ENOMEM, "out of memory in the exact-copy join (%zu rows)", n);
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        res->dup_of[i] = LA_NOT_DUP;
+        if (rows[i].norm && rows[i].norm_len > 0) order[m++] = (uint32_t)i;
+    }
+    g_rows = rows;
+    qsort(order, m, sizeof *order, cmp_hash_part_id);
+
+    size_t nconf_rows = 0;
+    la_status st = LA_OK;
+    for (size_t g = 0; g < m && st == LA_OK;) {
+        size_t e = g + 1;
+        while (e < m && same_text(&rows[order[g]], &rows[order[e]])) e++;
+        /* duplicates within a partition: rows of one partition are contiguous, smallest id first */
+        for (size_t i = g + 1; i < e; i++) {
+            size_t first = i;
+            while (first > g && rows[order[first - 1]].part == rows[order[i]].part) first--;
+            if (first != i) {
+                res->dup_of[order[i]] = order[first];
+                res->ndup++;
+            }
+        }
+        /* cross-boundary pairs: every first copy on a seen side with every first copy held out */
+        int has_held = 0, has_seen = 0;
+        for (size_t i = g; i < e; i++) {
+            if (rows[order[i]].part == heldout) has_held = 1;
+            else has_seen = 1;
+        }
+        if (has_held && has_seen) {
+            res->ncross_groups++;
+            for (size_t i = g; i < e && st == LA_OK; i++) {
+                if (rows[order[i]].part != heldout) continue;
+                for (size_t j = g; j < e && st == LA_OK; j++) {
+                    if (rows[order[j]].part == heldout) continue;
+                    la_pair p = la_pair_make(order[j], order[i], LA_KIND_EXACT);
+                    p.jaccard = p.containment = 1.0f;
+                    st = la_pairs_push(out, &p);
+                }
+            }
+        }
+        /* label conflicts: two labelled rows with different labels */
+        const char *lab = NULL;
+        int conflict = 0;
+        for (size_t i = g; i < e; i++) {
+            const char *l = rows[order[i]].label;
+            if (!l) continue;
+            if (!lab) lab = l;
+            else if (strcmp(lab, l) != 0) conflict = 1;
+        }
+        if (conflict) {
+            res->conflict_start[res->nconflicts++] = nconf_rows;
+            for (size_t i = g; i < e; i++)
+                if (rows[order[i]].label) res->conflict_rows[nconf_rows++] = order[i];
+        }
+        g = e;
+    }
+    res->conflict_start[res->nconflicts] = nconf_rows;
+    free(order);
+    return st;
+}
