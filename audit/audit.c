@@ -194,6 +194,19 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
     return LA_OK;
 }
 
+static int cmp_pair_ids(const void *x, const void *y)
+{
+    const la_pair *p = x, *q = y;
+    int c = strcmp(g_rows[p->b].id, g_rows[q->b].id);
+    return c ? c : strcmp(g_rows[p->a].id, g_rows[q->a].id);
+}
+
+void la_audit_sort_pairs(const la_table *t, la_pairs *pairs)
+{
+    g_rows = la_table_rows_const(t);
+    qsort(pairs->v, pairs->n, sizeof *pairs->v, cmp_pair_ids);
+}
+
 double la_stat_ci95(double p, size_t n)
 {
     if (n == 0) return NAN;

@@ -56,6 +56,9 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
 
 void la_audit_free(la_audit *a);
 
+/* Sort pairs by (held-out id, seen id) so that output order does not depend on input order. */
+void la_audit_sort_pairs(const la_table *t, la_pairs *pairs);
+
 /* ---- statistics ---- */
 
 /* Half width of the 95% normal interval of a proportion p measured on n cases (1.96 * sqrt(p(1-p)/n));

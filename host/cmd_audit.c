@@ -172,6 +172,7 @@ int la_cmd_audit(int argc, char **argv)
     if (s == LA_OK) {
         la_pairs_normalize(&pairs);
         s = la_audit_decide(t, &ao, &pairs, ex.dup_of, &a);
+        la_audit_sort_pairs(t, &pairs);
     }
     if (s == LA_OK) {
         la_report r;

@@ -50,6 +50,25 @@ static int dir_state(const char *dir, int *has_report)
     return n ? 2 : 1;
 }
 
+/* Create every missing parent directory of path (like mkdir -p on its dirname). */
+static la_status make_parents(const char *path)
+{
+    char *p = strdup(path);
+    if (!p) return la_error(LA_ENOMEM, "out of memory");
+    for (char *q = p + 1; *q; q++) {
+        if (*q != '/') continue;
+        *q = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            la_status s = la_error(LA_EIO, "--out %s: cannot create %s: %s", path, p, strerror(errno));
+            free(p);
+            return s;
+        }
+        *q = '/';
+    }
+    free(p);
+    return LA_OK;
+}
+
 la_status la_outdir_begin(const char *dir, la_outdir *o)
 {
     memset(o, 0, sizeof *o);
@@ -80,6 +99,11 @@ la_status la_outdir_begin(const char *dir, la_outdir *o)
         return la_error(LA_ENOMEM, "out of memory");
     }
     snprintf(o->tmp, len + 16, "%s.tmp-XXXXXX", o->final);
+    la_status ps = make_parents(o->final);
+    if (ps != LA_OK) {
+        la_outdir_abort(o);
+        return ps;
+    }
     if (!mkdtemp(o->tmp)) {
         la_status s = la_error(LA_EIO, "--out %s: cannot create a directory beside it: %s", o->final, strerror(errno));
         free(o->tmp);
