@@ -27,9 +27,34 @@ static int is_time_leak(const la_row *r, const la_audit_opts *o)
     return r->part == o->heldout ? r->date < o->cutoff : r->date >= o->cutoff;
 }
 
+la_status la_resolve_parse(const char *s, la_resolve *out)
+{
+    if (!strcmp(s, "quarantine")) *out = LA_RESOLVE_QUARANTINE;
+    else if (!strcmp(s, "keep-test")) *out = LA_RESOLVE_KEEP_TEST;
+    else if (!strcmp(s, "keep-seen")) *out = LA_RESOLVE_KEEP_SEEN;
+    else return la_error(LA_EINVAL, "--resolve %s: expected quarantine, keep-test or keep-seen", s);
+    return LA_OK;
+}
+
+const char *la_resolve_name(la_resolve r)
+{
+    return r == LA_RESOLVE_KEEP_TEST ? "keep-test" : r == LA_RESOLVE_KEEP_SEEN ? "keep-seen" : "quarantine";
+}
+
+double la_pair_strength(const la_pair *p)
+{
+    if (p->kinds & (LA_KIND_EXACT | LA_KIND_FAMILY)) return 1.0;
+    double s = 0;
+    if (!isnan(p->jaccard) && p->jaccard > s) s = p->jaccard;
+    if (!isnan(p->containment) && p->containment > s) s = p->containment;
+    if (!isnan(p->cosine) && p->cosine > s) s = p->cosine;
+    return s;
+}
+
 void la_audit_free(la_audit *a)
 {
     if (!a) return;
+    free(a->suspects);
     for (size_t i = 0; i < a->nfamilies; i++) free(a->families[i].rows);
     free(a->families);
     free(a->time_rows);
@@ -186,9 +211,71 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
             a->why[i] |= LA_WHY_LINKED;
         }
         if (dup_of && dup_of[i] != UINT32_MAX) a->why[i] |= LA_WHY_DUPLICATE;
-        if (a->why[i]) a->out[i] = LA_OUT_QUARANTINE;
+        uint32_t why = a->why[i];
+        /* the policy moves one side of a crossing cluster; time, cutoff and duplicate reasons always move */
+        if (why & LA_WHY_LINKED) {
+            int held = rows[i].part == o->heldout;
+            if ((o->resolve == LA_RESOLVE_KEEP_TEST && held) || (o->resolve == LA_RESOLVE_KEEP_SEEN && !held))
+                why &= ~(uint32_t)LA_WHY_LINKED;
+        }
+        if (why) a->out[i] = LA_OUT_QUARANTINE;
     }
     free(num);
+
+    /* suspect clusters: sizes, then the weakest links of each large one */
+    if (o->max_cluster && nroots) {
+        size_t *size = calloc(nroots + 1, sizeof *size);
+        if (!size) {
+            free(parent);
+            free(roots);
+            return la_error(LA_ENOMEM, "out of memory sizing clusters");
+        }
+        for (size_t i = 0; i < n; i++) size[a->cluster[i]]++;
+        size_t ns = 0;
+        for (size_t c = 1; c <= nroots; c++) ns += size[c] > o->max_cluster;
+        if (ns) {
+            a->suspects = calloc(ns, sizeof *a->suspects);
+            uint32_t *slot = calloc(nroots + 1, sizeof *slot);
+            if (!a->suspects || !slot) {
+                free(slot);
+                free(size);
+                free(parent);
+                free(roots);
+                return la_error(LA_ENOMEM, "out of memory flagging clusters");
+            }
+            for (size_t c = 1; c <= nroots; c++)
+                if (size[c] > o->max_cluster) {
+                    slot[c] = (uint32_t)a->nsuspects + 1;
+                    a->suspects[a->nsuspects].cluster = (uint32_t)c;
+                    a->suspects[a->nsuspects++].nrows = size[c];
+                }
+            for (size_t k = 0; k < pairs->n; k++) {
+                const la_pair *p = &pairs->v[k];
+                uint32_t sl = slot[a->cluster[p->a]];
+                if (!sl) continue;
+                la_suspect *sus = &a->suspects[sl - 1];
+                /* insertion into the weakest-first list; ties keep the smaller ids first */
+                double st = la_pair_strength(p);
+                size_t pos = sus->nweakest;
+                while (pos > 0) {
+                    const la_pair *q = &sus->weakest[pos - 1];
+                    double qs = la_pair_strength(q);
+                    int before = st < qs || (st == qs && (strcmp(rows[p->b].id, rows[q->b].id) < 0 ||
+                                                          (strcmp(rows[p->b].id, rows[q->b].id) == 0 &&
+                                                           strcmp(rows[p->a].id, rows[q->a].id) < 0)));
+                    if (!before) break;
+                    pos--;
+                }
+                if (pos >= LA_SUSPECT_WEAKEST) continue;
+                size_t last = sus->nweakest < LA_SUSPECT_WEAKEST ? sus->nweakest : LA_SUSPECT_WEAKEST - 1;
+                memmove(&sus->weakest[pos + 1], &sus->weakest[pos], (last - pos) * sizeof *p);
+                sus->weakest[pos] = *p;
+                if (sus->nweakest < LA_SUSPECT_WEAKEST) sus->nweakest++;
+            }
+            free(slot);
+        }
+        free(size);
+    }
     free(parent);
     free(roots);
     return LA_OK;

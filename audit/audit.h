@@ -28,10 +28,36 @@ typedef struct la_family_finding {
     int crosses;          /* present on the held-out side and on a seen side */
 } la_family_finding;
 
+/* What to do with a cluster that crosses the boundary (--resolve). */
+typedef enum la_resolve {
+    LA_RESOLVE_QUARANTINE = 0,  /* every row of the cluster goes to quarantine (default) */
+    LA_RESOLVE_KEEP_TEST,       /* the held-out set is fixed: only seen-side rows move out */
+    LA_RESOLVE_KEEP_SEEN        /* the seen sets are fixed: only held-out rows move out */
+} la_resolve;
+
+la_status la_resolve_parse(const char *s, la_resolve *out /* OUT */);
+const char *la_resolve_name(la_resolve r);
+
+#define LA_DEFAULT_MAX_CLUSTER 50
+#define LA_SUSPECT_WEAKEST 3
+
 typedef struct la_audit_opts {
     uint32_t heldout;
     int32_t cutoff;        /* LA_NO_DATE: no time rule */
+    la_resolve resolve;
+    size_t max_cluster;    /* clusters with more rows are flagged as suspect (0: never) */
 } la_audit_opts;
+
+/* A cluster larger than max_cluster: likely chaining through weak links, named here. */
+typedef struct la_suspect {
+    uint32_t cluster;
+    size_t nrows;
+    la_pair weakest[LA_SUSPECT_WEAKEST];   /* its weakest links, weakest first */
+    size_t nweakest;
+} la_suspect;
+
+/* Strength of a link in [0, 1]: 1 for family and exact, else the best measured similarity. */
+double la_pair_strength(const la_pair *p);
 
 typedef struct la_audit {
     la_family_finding *families;   /* families that cross the boundary or span the cutoff, by name */
@@ -44,6 +70,8 @@ typedef struct la_audit {
     uint32_t *link_kinds;          /* OR of the kinds of the row's cross links */
     uint32_t *cluster;             /* 1-based leak cluster number (0: none), numbered by smallest id */
     size_t nclusters;
+    la_suspect *suspects;          /* clusters over max_cluster rows, by cluster number */
+    size_t nsuspects;
 } la_audit;
 
 /* Add family pairs (seen a, held-out b) to pairs, collect family and time findings. */

@@ -226,6 +226,9 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_json_str(b, r->date_format);
     la_buf_puts(b, ", \"fail_on\": ");
     kinds_json(b, r->fail_on);
+    la_buf_puts(b, ", \"resolve\": ");
+    la_buf_json_str(b, la_resolve_name(r->resolve));
+    la_buf_printf(b, ", \"max_cluster\": %zu", r->max_cluster);
     la_buf_puts(b, ", \"backend\": ");
     la_buf_json_str(b, r->backend);
     for (size_t k = 0; k < r->nparams; k++) {
@@ -314,7 +317,28 @@ la_status la_report_json(const la_report *r, la_buf *b)
         }
         la_buf_putc(b, ']');
     }
-    la_buf_puts(b, r->nconflicts ? "\n    ]" : "]");
+    la_buf_puts(b, r->nconflicts ? "\n    ],\n" : "],\n");
+
+    la_buf_puts(b, "    \"suspect_clusters\": [");
+    for (size_t k = 0; k < r->audit->nsuspects; k++) {
+        const la_suspect *sus = &r->audit->suspects[k];
+        la_buf_printf(b, "%s{\"cluster\": %u, \"rows\": %zu, \"weakest_links\": [", k ? ",\n      " : "\n      ",
+                      sus->cluster, sus->nrows);
+        for (size_t w = 0; w < sus->nweakest; w++) {
+            const la_pair *pp = &sus->weakest[w];
+            la_buf_puts(b, w ? ", {\"id_a\": " : "{\"id_a\": ");
+            la_buf_json_str(b, rows[pp->a].id);
+            la_buf_puts(b, ", \"id_b\": ");
+            la_buf_json_str(b, rows[pp->b].id);
+            la_buf_puts(b, ", \"kinds\": ");
+            kinds_json(b, pp->kinds);
+            la_buf_puts(b, ", \"strength\": ");
+            la_buf_json_num(b, la_pair_strength(pp));
+            la_buf_putc(b, '}');
+        }
+        la_buf_puts(b, "]}");
+    }
+    la_buf_puts(b, r->audit->nsuspects ? "\n    ]" : "]");
     for (size_t k = 0; k < r->nsections; k++)
         if (r->sections[k].json) {
             la_buf_puts(b, ",\n    ");
@@ -478,6 +502,25 @@ la_status la_report_md(const la_report *r, la_buf *b)
             la_buf_puts(b, " |\n");
         }
         free(idx);
+    }
+    if (r->audit->nsuspects) {
+        la_buf_printf(b, "\n## Suspect clusters\n\n> **Check these before acting:** %zu clusters have more than %zu rows, "
+                         "which usually means chaining through weak links. Their weakest links:\n\n",
+                      r->audit->nsuspects, r->max_cluster);
+        la_buf_puts(b, "| cluster | rows | weakest link | kinds | strength |\n|---:|---:|---|---|---:|\n");
+        for (size_t k = 0; k < r->audit->nsuspects && k < 20; k++) {
+            const la_suspect *sus = &r->audit->suspects[k];
+            for (size_t w = 0; w < sus->nweakest; w++) {
+                const la_pair *pp = &sus->weakest[w];
+                la_buf_printf(b, "| %u | %zu | ", sus->cluster, sus->nrows);
+                la_buf_md_cell(b, rows[pp->a].id, 40);
+                la_buf_puts(b, " – ");
+                la_buf_md_cell(b, rows[pp->b].id, 40);
+                la_buf_puts(b, " | ");
+                kinds_text(b, pp->kinds, ", ");
+                la_buf_printf(b, " | %.3f |\n", la_pair_strength(pp));
+            }
+        }
     }
     if (r->audit->nfamilies) {
         la_buf_puts(b, "\n## Families\n\n| family | crosses | spans cutoff | rows |\n|---|---|---|---:|\n");

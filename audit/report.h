@@ -74,6 +74,8 @@ typedef struct la_report {
     const char *const *param_values;
     size_t nparams;
     uint32_t fail_on;
+    la_resolve resolve;
+    size_t max_cluster;
     double assumed_accuracy;            /* for intervals when no scores are given (0.9) */
     const la_report_section *sections;
     size_t nsections;

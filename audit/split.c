@@ -5,17 +5,14 @@
 #include <string.h>
 
 static const la_row *g_rows; /* sort context */
+static const uint32_t *g_rep;
 
-/* Families first by name, then rows without a family by id. */
+/* By group (its smallest id), then by id: the group's first member is its representative. */
 static int cmp_group_key(const void *x, const void *y)
 {
-    const la_row *a = &g_rows[*(const uint32_t *)x], *b = &g_rows[*(const uint32_t *)y];
-    if (!a->family != !b->family) return a->family ? -1 : 1;
-    if (a->family) {
-        int c = strcmp(a->family, b->family);
-        if (c) return c;
-    }
-    return strcmp(a->id, b->id);
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    if (g_rep[i] != g_rep[j]) return strcmp(g_rows[g_rep[i]].id, g_rows[g_rep[j]].id);
+    return strcmp(g_rows[i].id, g_rows[j].id);
 }
 
 void la_split_free(la_split *sp)
@@ -26,7 +23,8 @@ void la_split_free(la_split *sp)
     memset(sp, 0, sizeof *sp);
 }
 
-la_status la_split_chrono(const la_table *t, int32_t cutoff, uint32_t dev, uint32_t test, uint32_t *out, la_split *sp)
+la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff, uint32_t dev, uint32_t test,
+                          uint32_t *out, la_split *sp)
 {
     memset(sp, 0, sizeof *sp);
     size_t n = la_table_nrows(t);
@@ -41,14 +39,14 @@ la_status la_split_chrono(const la_table *t, int32_t cutoff, uint32_t dev, uint3
     }
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     g_rows = rows;
+    g_rep = rep;
     qsort(order, n, sizeof *order, cmp_group_key);
     for (size_t g = 0; g < n;) {
         size_t e = g + 1;
-        const la_row *first = &rows[order[g]];
-        if (first->family)
-            while (e < n && rows[order[e]].family && strcmp(rows[order[e]].family, first->family) == 0) e++;
+        while (e < n && rep[order[e]] == rep[order[g]]) e++;
         la_split_group *grp = &sp->groups[sp->ngroups];
-        grp->family = first->family;
+        grp->family = NULL;
+        for (size_t i = g; i < e && !grp->family; i++) grp->family = rows[order[i]].family;
         grp->first_row = order[g];
         grp->nrows = e - g;
         grp->min_date = INT32_MAX;
@@ -208,7 +206,7 @@ la_status la_split_assignments_jsonl(const la_report *r, const la_split *sp, la_
                            : grp->max_date < r->cutoff   ? "entirely before the cutoff"
                                                          : "entirely on or after the cutoff";
         la_buf_printf(b, ",\"reasons\":[\"%s %s: dates %s..%s, cutoff %s\"]}\n",
-                      grp->family ? "family" : "row without family", rule, d1, d2, cut);
+                      grp->family ? "family" : grp->nrows > 1 ? "group" : "row without family", rule, d1, d2, cut);
     }
     free(order);
     /* rejected rows keep their place in the accounting */

@@ -10,7 +10,7 @@
 #include "report.h"
 
 typedef struct la_split_group {
-    const char *family;   /* NULL for a row without a family */
+    const char *family;   /* the first family among its members (by id), NULL when none has one */
     uint32_t first_row;   /* the member with the smallest id */
     size_t nrows;
     int32_t min_date, max_date;
@@ -23,10 +23,11 @@ typedef struct la_split {
     uint32_t *group_of;       /* per row */
 } la_split;
 
-/* Assign every row with a date. dev and test are partition indices of the table; out[i] receives
- * dev, test or LA_OUT_QUARANTINE. Rows without a date are a contract violation (validate first). */
-la_status la_split_chrono(const la_table *t, int32_t cutoff, uint32_t dev, uint32_t test, uint32_t *out,
-                          la_split *sp /* OUT */);
+/* Assign every row with a date, group by group (rep from la_groups_build). dev and test are
+ * partition indices of the table; out[i] receives dev, test or LA_OUT_QUARANTINE. Rows without a
+ * date are a contract violation (validate first). */
+la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff, uint32_t dev, uint32_t test,
+                          uint32_t *out, la_split *sp /* OUT */);
 void la_split_free(la_split *sp);
 
 /* report.json, report.md and assignments.jsonl of a split (r->audit->out holds the outcomes). */

@@ -26,13 +26,43 @@ static const char k_help[] =
     "                          folding, whitespace runs collapsed)\n"
     "  --fail-on KINDS         kinds that make the exit code 1: comma list of family, time, exact,\n"
     "                          near, semantic; or all (default) or none\n"
+    "  --resolve POLICY        what a cluster that crosses the boundary costs: quarantine (default:\n"
+    "                          all its rows), keep-test (only its seen-side rows move out, for a\n"
+    "                          fixed test set) or keep-seen (only its held-out rows move out)\n"
+    "  --max-cluster N         flag clusters with more than N rows as suspect and name their weakest\n"
+    "                          links (default 50; 0 turns the check off)\n"
     "  --help                  this text\n"
     "\n"
     "Writes to --out: report.json, report.md, pairs.jsonl, assignments.jsonl, <partition>.jsonl for\n"
     "each partition (the clean manifests), quarantine.jsonl and rejects.jsonl.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
-static struct option k_options[] = {LA_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER };
+
+static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
+                                    {"resolve", required_argument, 0, OPT_RESOLVE},
+                                    {"max-cluster", required_argument, 0, OPT_MAX_CLUSTER},
+                                    {0, 0, 0, 0}};
+
+typedef struct audit_opts {
+    la_resolve resolve;
+    size_t max_cluster;
+} audit_opts;
+
+static la_status audit_option(audit_opts *ao, int opt, const char *arg)
+{
+    switch (opt) {
+    case OPT_RESOLVE: return la_resolve_parse(arg, &ao->resolve);
+    case OPT_MAX_CLUSTER: {
+        char *end;
+        long v = strtol(arg, &end, 10);
+        if (*end || v < 0) return la_error(LA_EINVAL, "--max-cluster %s: expected a row count (0 turns the check off)", arg);
+        ao->max_cluster = (size_t)v;
+        return LA_OK;
+    }
+    }
+    return LA_EUNSUPPORTED;
+}
 
 static int exit_for(la_status s) { return s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL; }
 
@@ -108,6 +138,7 @@ int la_cmd_audit(int argc, char **argv)
 {
     la_cli c;
     la_cli_init(&c, "audit");
+    audit_opts aopt = {LA_RESOLVE_QUARANTINE, LA_DEFAULT_MAX_CLUSTER};
     int opt, rc = LA_EXIT_INTERNAL;
     optind = 1;
     opterr = 0;
@@ -123,7 +154,8 @@ int la_cmd_audit(int argc, char **argv)
             la_cli_free(&c);
             return LA_EXIT_USAGE;
         }
-        la_status s = la_cli_option(&c, opt, optarg);
+        la_status s = audit_option(&aopt, opt, optarg);
+        if (s == LA_EUNSUPPORTED) s = la_cli_option(&c, opt, optarg);
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit audit: %s\n", la_last_error());
             la_cli_free(&c);
@@ -164,7 +196,7 @@ int la_cmd_audit(int argc, char **argv)
     if (s == LA_OK) s = la_normalize_table(t, c.norm, c.threads);
     double t2 = la_cli_now();
     timings[ntimings++] = (la_report_timing){"normalize_s", t2 - t1};
-    la_audit_opts ao = {heldout, c.cutoff};
+    la_audit_opts ao = {heldout, c.cutoff, aopt.resolve, aopt.max_cluster};
     if (s == LA_OK) s = la_exact_find(t, heldout, &pairs, &ex);
     if (s == LA_OK) s = la_audit_evidence(t, &ao, &pairs, &a);
     double t3 = la_cli_now();
@@ -198,6 +230,8 @@ int la_cmd_audit(int argc, char **argv)
         r.date_format = c.load.allow_timestamp ? "iso8601" : "canonical";
         r.backend = "cpu";
         r.fail_on = c.fail_on;
+        r.resolve = aopt.resolve;
+        r.max_cluster = aopt.max_cluster;
         r.assumed_accuracy = 0.9;
         la_report_summarize(&r);
         double t4 = la_cli_now();

@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 #include "commands.h"
+#include "exact.h"
+#include "groups.h"
 #include "outdir.h"
 #include "split.h"
 
@@ -85,7 +87,23 @@ int la_cmd_split(int argc, char **argv)
         a.out = malloc((n ? n : 1) * sizeof *a.out);
         if (!a.out) s = la_error(LA_ENOMEM, "out of memory");
     }
-    if (s == LA_OK) s = la_split_chrono(t, c.cutoff, dev, test, a.out, &sp);
+    /* groups: families joined with exact copies (rows with text), so copies never straddle the split */
+    uint32_t *rep = NULL;
+    la_pairs links = {0};
+    la_exact_result ex;
+    memset(&ex, 0, sizeof ex);
+    if (s == LA_OK) s = la_normalize_table(t, c.norm, c.threads);
+    if (s == LA_OK) s = la_exact_find(t, UINT32_MAX, &links, &ex);
+    for (size_t i = 0; s == LA_OK && i < n; i++)
+        if (ex.dup_of[i] != LA_NOT_DUP) {
+            la_pair p = la_pair_make(ex.dup_of[i], (uint32_t)i, LA_KIND_EXACT);
+            s = la_pairs_push(&links, &p);
+        }
+    if (s == LA_OK) {
+        rep = malloc((n ? n : 1) * sizeof *rep);
+        s = rep ? la_groups_build(t, &links, rep) : la_error(LA_ENOMEM, "out of memory");
+    }
+    if (s == LA_OK) s = la_split_chrono(t, rep, c.cutoff, dev, test, a.out, &sp);
     if (s == LA_OK) {
         la_report_timing timings[1] = {{"total_s", la_cli_now() - t0}};
         la_report r;
@@ -142,6 +160,9 @@ int la_cmd_split(int argc, char **argv)
         rc = s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
     }
     free(a.out);
+    free(rep);
+    la_pairs_free(&links);
+    la_exact_result_free(&ex);
     la_split_free(&sp);
     la_loader_free(&L);
     la_table_free(t);
