@@ -690,25 +690,31 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
         }
         la_buf_puts(b, "]}\n");
     }
+    la_report_rejected_assignments(r, 1, b);
+    free(start);
+    free(adj);
+    free(order);
+    return la_buf_status(b);
+}
+
+void la_report_rejected_assignments(const la_report *r, int with_split_in, la_buf *b)
+{
+    const la_table *t = r->table;
     for (size_t k = 0; k < r->nrejects; k++) {
         const la_reject *rj = &r->rejects[k];
         la_buf_puts(b, "{\"id\":");
         la_buf_json_str(b, rj->id);
         la_buf_puts(b, ",\"split_in\":");
-        la_buf_json_str(b, rj->part == LA_NO_PART ? NULL : la_table_part_name(t, rj->part));
+        la_buf_json_str(b, !with_split_in || rj->part == LA_NO_PART ? NULL : la_table_part_name(t, rj->part));
         la_buf_puts(b, ",\"split_out\":\"rejected\",\"reasons\":[");
         for (size_t m = 0; m < rj->nreasons; m++) {
             if (m) la_buf_putc(b, ',');
             la_buf_json_str(b, rj->reasons[m]);
         }
-        la_buf_printf(b, "],\"file\":");
+        la_buf_puts(b, "],\"file\":");
         la_buf_json_str(b, la_table_file_name(t, rj->file));
         la_buf_printf(b, ",\"line\":%u}\n", rj->line);
     }
-    free(start);
-    free(adj);
-    free(order);
-    return la_buf_status(b);
 }
 
 la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *b)

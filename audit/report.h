@@ -96,6 +96,8 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *out);
 /* The original rows whose outcome is `out` (a partition index or LA_OUT_QUARANTINE), in input order. */
 la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *buf);
 la_status la_report_rejects_jsonl(const la_report *r, la_buf *out);
+/* The rejected rows as assignments.jsonl lines (split_in null unless with_split_in). */
+void la_report_rejected_assignments(const la_report *r, int with_split_in, la_buf *out);
 /* Pieces shared with other commands' reports: the "inputs" array line and the "timings" object. */
 void la_report_inputs_json(const la_report *r, la_buf *out);
 void la_report_timings_json(const la_report *r, la_buf *out);

@@ -1,6 +1,8 @@
 /* split.c - the chronological split rule and its reports (see split.h). */
 #include "split.h"
 
+#include "groups.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,10 +34,22 @@ la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     sp->groups = malloc((n ? n : 1) * sizeof *sp->groups);
     sp->group_of = malloc((n ? n : 1) * sizeof *sp->group_of);
-    if (!order || !sp->groups || !sp->group_of) {
+    uint32_t *own_rep = rep ? NULL : malloc((n ? n : 1) * sizeof *own_rep);
+    if (!order || !sp->groups || !sp->group_of || (!rep && !own_rep)) {
         free(order);
+        free(own_rep);
         la_split_free(sp);
         return la_error(LA_ENOMEM, "out of memory splitting %zu rows", n);
+    }
+    if (!rep) {
+        la_status s = la_groups_build(t, NULL, own_rep);
+        if (s != LA_OK) {
+            free(order);
+            free(own_rep);
+            la_split_free(sp);
+            return s;
+        }
+        rep = own_rep;
     }
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     g_rows = rows;
@@ -54,9 +68,10 @@ la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff
         for (size_t i = g; i < e; i++) {
             int32_t d = rows[order[i]].date;
             if (d == LA_NO_DATE) {
+                const char *id = rows[order[i]].id;
                 free(order);
                 la_split_free(sp);
-                return la_error(LA_EINTERNAL, "la_split_chrono: row '%s' has no date", rows[order[i]].id);
+                return la_error(LA_EINTERNAL, "la_split_chrono: row '%s' has no date", id);
             }
             if (d < grp->min_date) grp->min_date = d;
             if (d > grp->max_date) grp->max_date = d;
@@ -70,6 +85,7 @@ la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff
         g = e;
     }
     free(order);
+    free(own_rep);
     return LA_OK;
 }
 
@@ -210,18 +226,6 @@ la_status la_split_assignments_jsonl(const la_report *r, const la_split *sp, la_
     }
     free(order);
     /* rejected rows keep their place in the accounting */
-    for (size_t k = 0; k < r->nrejects; k++) {
-        const la_reject *rj = &r->rejects[k];
-        la_buf_puts(b, "{\"id\":");
-        la_buf_json_str(b, rj->id);
-        la_buf_puts(b, ",\"split_in\":null,\"split_out\":\"rejected\",\"reasons\":[");
-        for (size_t m = 0; m < rj->nreasons; m++) {
-            if (m) la_buf_putc(b, ',');
-            la_buf_json_str(b, rj->reasons[m]);
-        }
-        la_buf_puts(b, "],\"file\":");
-        la_buf_json_str(b, la_table_file_name(r->table, rj->file));
-        la_buf_printf(b, ",\"line\":%u}\n", rj->line);
-    }
+    la_report_rejected_assignments(r, 0, b);
     return la_buf_status(b);
 }

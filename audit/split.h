@@ -23,7 +23,8 @@ typedef struct la_split {
     uint32_t *group_of;       /* per row */
 } la_split;
 
-/* Assign every row with a date, group by group (rep from la_groups_build). dev and test are
+/* Assign every row with a date, group by group (rep from la_groups_build; NULL groups by family
+ * alone). dev and test are
  * partition indices of the table; out[i] receives dev, test or LA_OUT_QUARANTINE. Rows without a
  * date are a contract violation (validate first). */
 la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff, uint32_t dev, uint32_t test,

@@ -8,6 +8,9 @@
 #include "groups.h"
 #include "outdir.h"
 #include "split.h"
+#include "threeset.h"
+
+#include <sodium.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +18,27 @@
 
 static const char k_help[] =
     "Usage: leakaudit split --cutoff YYYY-MM-DD [options] FILE... [--out DIR]\n"
+    "       leakaudit split --three-set [--seed N] [--demos-per-class N] [--dev-share X] FILE... [--out DIR]\n"
     "\n"
+    "Chronological rule (--cutoff):\n"
     "Assigns whole families by date: a family (rows sharing --family-field; a row without one is its\n"
     "own family) entirely before the cutoff goes to dev, entirely on or after it to test, and a\n"
     "family that spans the cutoff to quarantine. Every row needs a date (--date-field); text is\n"
-    "optional. The result does not depend on the order of the input.\n"
+    "optional. Rows with the same normalized text join one group too. The result does not depend on\n"
+    "the order of the input.\n"
+    "\n"
+    "Three-set rule (--three-set), for a prompt-based classifier; every row needs a label:\n"
+    "  later exact copies are set aside (the smallest id stays) and label conflicts reported; groups\n"
+    "  (families, exact copies) are shuffled per class with SplitMix64 seeded by --seed; each class\n"
+    "  gives --demos-per-class rows to demos from the front but never its last two rows; the rest is\n"
+    "  divided by --dev-share, with at least one group in each of dev and test when a class has two.\n"
+    "  --seed N                64-bit seed (default 0); the same rows and seed give the same bytes\n"
+    "  --demos-per-class N     default 2\n"
+    "  --dev-share X           share of the rest that goes to dev, 0.1 to 0.9 (default 0.5)\n"
+    "  --fingerprint-key FILE  key the set fingerprints (BLAKE2b) with the file's contents, so they can\n"
+    "                          be published without letting anyone confirm a guessed test item\n"
+    "Writes manifest.md and manifest.json (seed, settings, counts per class and set, fingerprints,\n"
+    "the test-set opening log) and demos.jsonl beside the other files.\n"
     "\n"
     "%s"
     "\n"
@@ -27,12 +46,71 @@ static const char k_help[] =
     "unchanged), rejects.jsonl, report.json and report.md.\n"
     "Exit codes: 0 done, 2 bad input or usage, 3 internal error.\n";
 
-static struct option k_options[] = {LA_CLI_COMMON_OPTIONS, {0, 0, 0, 0}};
+enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY };
+
+static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
+                                    {"three-set", no_argument, 0, OPT_THREE_SET},
+                                    {"seed", required_argument, 0, OPT_SEED},
+                                    {"demos-per-class", required_argument, 0, OPT_DEMOS},
+                                    {"dev-share", required_argument, 0, OPT_DEV_SHARE},
+                                    {"fingerprint-key", required_argument, 0, OPT_FP_KEY},
+                                    {0, 0, 0, 0}};
+
+typedef struct split_opts {
+    int three_set;
+    la_threeset_params ts;
+    const char *key_file;
+} split_opts;
+
+static la_status split_option(split_opts *so, int opt, const char *arg)
+{
+    char *end;
+    switch (opt) {
+    case OPT_THREE_SET: so->three_set = 1; return LA_OK;
+    case OPT_SEED:
+        so->ts.seed = strtoull(arg, &end, 10);
+        if (*end || !*arg || arg[0] == '-') return la_error(LA_EINVAL, "--seed %s: expected a non-negative integer", arg);
+        return LA_OK;
+    case OPT_DEMOS: {
+        long v = strtol(arg, &end, 10);
+        if (*end || !*arg || v < 0) return la_error(LA_EINVAL, "--demos-per-class %s: expected a non-negative integer", arg);
+        so->ts.demos_per_class = (size_t)v;
+        return LA_OK;
+    }
+    case OPT_DEV_SHARE:
+        so->ts.dev_share = strtod(arg, &end);
+        if (*end || !*arg || !(so->ts.dev_share >= 0.1 && so->ts.dev_share <= 0.9))
+            return la_error(LA_EINVAL, "--dev-share %s: expected a number from 0.1 to 0.9", arg);
+        return LA_OK;
+    case OPT_FP_KEY: so->key_file = arg; return LA_OK;
+    }
+    return LA_EUNSUPPORTED;
+}
+
+/* The fingerprint key: BLAKE2b-256 of the key file's bytes. */
+static la_status read_key(const char *path, unsigned char key[32])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return la_error(LA_EIO, "--fingerprint-key %s: cannot open", path);
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, 32);
+    unsigned char buf[4096];
+    size_t n, total = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        crypto_generichash_update(&st, buf, n);
+        total += n;
+    }
+    fclose(f);
+    crypto_generichash_final(&st, key, 32);
+    if (total < 16) return la_error(LA_EINVAL, "--fingerprint-key %s: the key file has %zu bytes; use at least 16 random bytes", path, total);
+    return LA_OK;
+}
 
 int la_cmd_split(int argc, char **argv)
 {
     la_cli c;
     la_cli_init(&c, "split");
+    split_opts so = {0, {0, 2, 0.5}, NULL};
     c.load.require_text = 0;
     c.load.require_date = 1;
     c.out = "leakaudit-split";
@@ -50,7 +128,7 @@ int la_cmd_split(int argc, char **argv)
             la_error(LA_EINVAL, "%s does not apply to split: give the files as FILE...", argv[optind - 1]);
         else if (opt == '?' || opt == ':')
             la_error(LA_EINVAL, "unknown option or missing value: %s", argv[optind - 1]);
-        else
+        else if ((s = split_option(&so, opt, optarg)) == LA_EUNSUPPORTED)
             s = la_cli_option(&c, opt, optarg);
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit split: %s (see leakaudit split --help)\n", la_last_error());
@@ -61,7 +139,16 @@ int la_cmd_split(int argc, char **argv)
     /* every file's rows are placed by the rule, not by a split field */
     for (size_t k = 0; k < c.ninputs; k++) c.inputs[k].part = "input";
     la_status s = la_cli_finish(&c);
-    if (s == LA_OK && c.cutoff == LA_NO_DATE) s = la_error(LA_EINVAL, "--cutoff YYYY-MM-DD is required");
+    if (s == LA_OK && so.three_set && c.cutoff != LA_NO_DATE)
+        s = la_error(LA_EINVAL, "choose one rule: --cutoff (chronological) or --three-set");
+    if (s == LA_OK && !so.three_set && c.cutoff == LA_NO_DATE)
+        s = la_error(LA_EINVAL, "--cutoff YYYY-MM-DD (chronological rule) or --three-set is required");
+    unsigned char key[32];
+    if (s == LA_OK && so.key_file) s = read_key(so.key_file, key);
+    if (so.three_set) {
+        c.load.require_date = 0;
+        c.load.require_label = 1;
+    }
     if (s != LA_OK) {
         fprintf(stderr, "leakaudit split: %s (see leakaudit split --help)\n", la_last_error());
         la_cli_free(&c);
@@ -74,24 +161,28 @@ int la_cmd_split(int argc, char **argv)
     memset(&L, 0, sizeof L);
     la_split sp;
     memset(&sp, 0, sizeof sp);
+    la_threeset ts;
+    memset(&ts, 0, sizeof ts);
     la_audit a;
     memset(&a, 0, sizeof a);
-    uint32_t dev = 0, test = 0;
+    la_pairs links = {0};
+    la_exact_result ex;
+    memset(&ex, 0, sizeof ex);
+    uint32_t *rep = NULL;
+    uint32_t dev = 0, test = 0, demos = 0;
     int rc = LA_EXIT_INTERNAL;
     s = la_table_new(&t);
+    if (s == LA_OK && so.three_set) s = la_table_part(t, "demos", &demos);
     if (s == LA_OK) s = la_table_part(t, "dev", &dev);
     if (s == LA_OK) s = la_table_part(t, "test", &test);
     if (s == LA_OK) s = la_cli_load(&c, t, &L);
     size_t n = t ? la_table_nrows(t) : 0;
     if (s == LA_OK) {
         a.out = malloc((n ? n : 1) * sizeof *a.out);
-        if (!a.out) s = la_error(LA_ENOMEM, "out of memory");
+        rep = malloc((n ? n : 1) * sizeof *rep);
+        if (!a.out || !rep) s = la_error(LA_ENOMEM, "out of memory");
     }
     /* groups: families joined with exact copies (rows with text), so copies never straddle the split */
-    uint32_t *rep = NULL;
-    la_pairs links = {0};
-    la_exact_result ex;
-    memset(&ex, 0, sizeof ex);
     if (s == LA_OK) s = la_normalize_table(t, c.norm, c.threads);
     if (s == LA_OK) s = la_exact_find(t, UINT32_MAX, &links, &ex);
     for (size_t i = 0; s == LA_OK && i < n; i++)
@@ -99,11 +190,13 @@ int la_cmd_split(int argc, char **argv)
             la_pair p = la_pair_make(ex.dup_of[i], (uint32_t)i, LA_KIND_EXACT);
             s = la_pairs_push(&links, &p);
         }
-    if (s == LA_OK) {
-        rep = malloc((n ? n : 1) * sizeof *rep);
-        s = rep ? la_groups_build(t, &links, rep) : la_error(LA_ENOMEM, "out of memory");
+    if (s == LA_OK) s = la_groups_build(t, &links, rep);
+    if (s == LA_OK && !so.three_set) s = la_split_chrono(t, rep, c.cutoff, dev, test, a.out, &sp);
+    if (s == LA_OK && so.three_set) {
+        s = la_threeset_make(t, rep, ex.dup_of, &so.ts, &ts);
+        const uint32_t to_part[LA_SET_COUNT] = {demos, dev, test, LA_OUT_QUARANTINE};
+        for (size_t i = 0; s == LA_OK && i < n; i++) a.out[i] = to_part[ts.set[i]];
     }
-    if (s == LA_OK) s = la_split_chrono(t, rep, c.cutoff, dev, test, a.out, &sp);
     if (s == LA_OK) {
         la_report_timing timings[1] = {{"total_s", la_cli_now() - t0}};
         la_report r;
@@ -116,10 +209,15 @@ int la_cmd_split(int argc, char **argv)
         r.nrejects = L.nrejects;
         r.audit = &a;
         r.cutoff = c.cutoff;
+        r.normalize = la_norm_mode_name(c.norm);
         r.on_invalid = c.reject_invalid ? "reject" : "fail";
         r.date_format = c.load.allow_timestamp ? "iso8601" : "canonical";
+        r.nconflicts = ex.nconflicts;
         r.timings = timings;
         r.ntimings = 1;
+        char fp[LA_SET_COUNT][65];
+        if (so.three_set)
+            for (int k = 0; k < LA_SET_COUNT; k++) la_threeset_fingerprint(t, &ts, k, so.key_file ? key : NULL, fp[k]);
         la_outdir od;
         s = la_outdir_begin(c.out, &od);
         if (s == LA_OK) {
@@ -130,9 +228,17 @@ int la_cmd_split(int argc, char **argv)
         s = (call);                                             \
         if (s == LA_OK) s = la_outdir_write(&od, name, &b);     \
     }
-            EMIT("report.json", la_split_report_json(&r, &sp, &b));
-            EMIT("report.md", la_split_report_md(&r, &sp, &b));
-            EMIT("assignments.jsonl", la_split_assignments_jsonl(&r, &sp, &b));
+            if (so.three_set) {
+                EMIT("manifest.json", la_threeset_manifest_json(&r, &ts, &so.ts, (const char(*)[65])fp, so.key_file != NULL, &b));
+                EMIT("report.json", la_threeset_manifest_json(&r, &ts, &so.ts, (const char(*)[65])fp, so.key_file != NULL, &b));
+                EMIT("manifest.md", la_threeset_manifest_md(&r, &ts, &so.ts, (const char(*)[65])fp, so.key_file != NULL, &b));
+                EMIT("assignments.jsonl", la_threeset_assignments_jsonl(&r, &ts, rep, ex.dup_of, &b));
+                EMIT("demos.jsonl", la_report_manifest(&r, demos, &b));
+            } else {
+                EMIT("report.json", la_split_report_json(&r, &sp, &b));
+                EMIT("report.md", la_split_report_md(&r, &sp, &b));
+                EMIT("assignments.jsonl", la_split_assignments_jsonl(&r, &sp, &b));
+            }
             EMIT("dev.jsonl", la_report_manifest(&r, dev, &b));
             EMIT("test.jsonl", la_report_manifest(&r, test, &b));
             EMIT("quarantine.jsonl", la_report_manifest(&r, LA_OUT_QUARANTINE, &b));
@@ -145,13 +251,22 @@ int la_cmd_split(int argc, char **argv)
         if (s == LA_OK) {
             rc = LA_EXIT_CLEAN;
             if (!c.quiet) {
-                size_t k[3] = {0, 0, 0};
-                for (size_t i = 0; i < n; i++) k[a.out[i] == dev ? 0 : a.out[i] == test ? 1 : 2]++;
-                char cut[11];
-                la_date_format(c.cutoff, cut);
-                printf("leakaudit %s split at %s: dev %zu, test %zu, quarantine %zu rows; rejected %zu (rows read %zu)\n",
-                       la_version(), cut, k[0], k[1], k[2], L.nrejects, n + L.nrejects);
-                printf("  outputs: %s/ (assignments.jsonl, dev.jsonl, test.jsonl, quarantine.jsonl, report.md)\n", c.out);
+                size_t k[4] = {0, 0, 0, 0};
+                for (size_t i = 0; i < n; i++)
+                    k[a.out[i] == dev ? 0 : a.out[i] == test ? 1 : a.out[i] == LA_OUT_QUARANTINE ? 2 : 3]++;
+                if (so.three_set) {
+                    printf("leakaudit %s split (three sets, seed %llu): demos %zu, dev %zu, test %zu, set aside %zu rows; "
+                           "rejected %zu (rows read %zu)\n",
+                           la_version(), (unsigned long long)so.ts.seed, k[3], k[0], k[1], k[2], L.nrejects, n + L.nrejects);
+                    printf("  dev share reached %.3f; majority-class floor %.1f%%; %s/manifest.md\n", ts.dev_share_reached,
+                           100 * ts.majority_floor, c.out);
+                } else {
+                    char cut[11];
+                    la_date_format(c.cutoff, cut);
+                    printf("leakaudit %s split at %s: dev %zu, test %zu, quarantine %zu rows; rejected %zu (rows read %zu)\n",
+                           la_version(), cut, k[0], k[1], k[2], L.nrejects, n + L.nrejects);
+                    printf("  outputs: %s/ (assignments.jsonl, dev.jsonl, test.jsonl, quarantine.jsonl, report.md)\n", c.out);
+                }
             }
         }
     }
@@ -164,6 +279,7 @@ int la_cmd_split(int argc, char **argv)
     la_pairs_free(&links);
     la_exact_result_free(&ex);
     la_split_free(&sp);
+    la_threeset_free(&ts);
     la_loader_free(&L);
     la_table_free(t);
     la_cli_free(&c);

@@ -315,7 +315,10 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     }
 
     const char *family = opt_text(p, rec, o->family_field, 1, 0, "a string or an integer");
+    size_t label_reasons = p->nreasons;
     const char *label = opt_text(p, rec, o->label_field, 1, 1, "a string, number or boolean");
+    if (o->require_label && !label && p->nreasons == label_reasons)
+        reason(p, o->label_field, "missing or empty; expected a class label (the three-set split needs one on every row)");
 
     /* date */
     json_object *dv = get_path(rec, o->date_field);

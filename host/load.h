@@ -24,6 +24,7 @@ typedef struct la_load_opts {
     int allow_timestamp;                        /* --date-format iso8601 */
     int require_text;                           /* audit: 1, split: 0 */
     int require_date;                           /* split: every row needs a date */
+    int require_label;                          /* three-set split: every row needs a label */
     la_format format;                           /* LA_FMT_AUTO: by extension or content */
     const char *const *known_parts;             /* allowed values of the split field */
     size_t nknown;

@@ -210,6 +210,7 @@ static la_status each_csv(const la_input *in, const char *path, la_record_fn fn,
     table_ctx c = {0};
     line_iter it = {skip_bom(in), in->data + in->len, 0};
     uint32_t record_line = 1;
+    int open_record = 0; /* a record began on an earlier line and has not ended yet */
     la_status st = LA_OK;
     while (st == LA_OK && it.p < it.end) {
         const char *s = it.p;
@@ -225,6 +226,13 @@ static la_status each_csv(const la_input *in, const char *path, la_record_fn fn,
             c.record_done = 0;
             st = emit_row(&c, record_line, fn, ctx);
             record_line = it.line + 1;
+            open_record = 0;
+        } else {
+            size_t m = n;
+            while (m && (s[m - 1] == '\n' || s[m - 1] == '\r')) m--;
+            /* libcsv skips a blank line between records: the next record starts after it */
+            if (!open_record && blank(s, m)) record_line = it.line + 1;
+            else open_record = 1;
         }
     }
     if (st == LA_OK) {
