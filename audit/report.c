@@ -544,6 +544,13 @@ la_status la_report_md(const la_report *r, la_buf *b)
             la_buf_puts(b, "` has no id field; its rows got ids FILE:LINE.\n");
         }
     if (r->nrejects) la_buf_printf(b, "\n%zu rows were rejected; see rejects.jsonl.\n", r->nrejects);
+    la_buf_printf(b, "\nBackend: %s", r->backend ? r->backend : "cpu");
+    if (r->backend_note && r->backend_note[0]) {
+        la_buf_puts(b, " (");
+        la_buf_md_cell(b, r->backend_note, 300);
+        la_buf_putc(b, ')');
+    }
+    la_buf_puts(b, ".\n");
     la_buf_puts(b, "\nFiles: report.json, pairs.jsonl, assignments.jsonl, one manifest per partition, quarantine.jsonl, "
                    "rejects.jsonl.\n");
     free(pc);

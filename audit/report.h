@@ -70,6 +70,7 @@ typedef struct la_report {
     const char *on_invalid;
     const char *date_format;
     const char *backend;
+    const char *backend_note;           /* why auto chose the CPU, or NULL */
     const char *const *param_names;     /* extra parameters, shown under parameters */
     const char *const *param_values;
     size_t nparams;

@@ -3,6 +3,7 @@
  * boundary, decide every row's outcome and write the reports. Exit 0 clean, 1 leaks, 2 bad input
  * or usage, 3 internal error.
  */
+#include "backend.h"
 #include "cli.h"
 #include "commands.h"
 #include "exact.h"
@@ -31,28 +32,33 @@ static const char k_help[] =
     "                          fixed test set) or keep-seen (only its held-out rows move out)\n"
     "  --max-cluster N         flag clusters with more than N rows as suspect and name their weakest\n"
     "                          links (default 50; 0 turns the check off)\n"
+    "  --backend auto|cpu|gpu  where similarity work runs (env LEAKAUDIT_BACKEND; default auto: the\n"
+    "                          GPU when built with CUDA and a device is present, else the CPU)\n"
     "  --help                  this text\n"
     "\n"
     "Writes to --out: report.json, report.md, pairs.jsonl, assignments.jsonl, <partition>.jsonl for\n"
     "each partition (the clean manifests), quarantine.jsonl and rejects.jsonl.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
-enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER };
+enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND };
 
 static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"resolve", required_argument, 0, OPT_RESOLVE},
                                     {"max-cluster", required_argument, 0, OPT_MAX_CLUSTER},
+                                    {"backend", required_argument, 0, OPT_BACKEND},
                                     {0, 0, 0, 0}};
 
 typedef struct audit_opts {
     la_resolve resolve;
     size_t max_cluster;
+    la_backend_req backend;
 } audit_opts;
 
 static la_status audit_option(audit_opts *ao, int opt, const char *arg)
 {
     switch (opt) {
     case OPT_RESOLVE: return la_resolve_parse(arg, &ao->resolve);
+    case OPT_BACKEND: return la_backend_parse(arg, &ao->backend);
     case OPT_MAX_CLUSTER: {
         char *end;
         long v = strtol(arg, &end, 10);
@@ -116,7 +122,8 @@ static void print_summary(const la_cli *c, const la_report *r, const la_audit *a
         for (size_t i = 0; i < n; i++) k += rows[i].part == p;
         printf("%s %s %zu", p ? "," : ";", la_table_part_name(t, p), k);
     }
-    printf(" rows (backend: %s)\n", r->backend);
+    printf(" rows (backend: %s%s%s)\n", r->backend, r->backend_note && r->backend_note[0] ? "; " : "",
+           r->backend_note ? r->backend_note : "");
     printf("  rows read %zu = placed %zu + rejected %zu\n", n + r->nrejects, n, r->nrejects);
     printf("  links: %zu pairs (", r->pairs->n);
     for (int k = 0; k < LA_KIND_COUNT; k++) {
@@ -138,7 +145,7 @@ int la_cmd_audit(int argc, char **argv)
 {
     la_cli c;
     la_cli_init(&c, "audit");
-    audit_opts aopt = {LA_RESOLVE_QUARANTINE, LA_DEFAULT_MAX_CLUSTER};
+    audit_opts aopt = {LA_RESOLVE_QUARANTINE, LA_DEFAULT_MAX_CLUSTER, LA_BACKEND_AUTO};
     int opt, rc = LA_EXIT_INTERNAL;
     optind = 1;
     opterr = 0;
@@ -167,6 +174,15 @@ int la_cmd_audit(int argc, char **argv)
         la_cli_free(&c);
         return LA_EXIT_USAGE;
     }
+
+    la_backend backend;
+    if (la_backend_select(aopt.backend, &backend) != LA_OK) {
+        fprintf(stderr, "leakaudit audit: %s\n", la_last_error());
+        la_cli_free(&c);
+        return LA_EXIT_INTERNAL;
+    }
+    if (backend.note[0] && !c.quiet && aopt.backend == LA_BACKEND_AUTO && getenv("LEAKAUDIT_BACKEND"))
+        fprintf(stderr, "leakaudit audit: warning: %s\n", backend.note);
 
     double t0 = la_cli_now();
     la_table *t = NULL;
@@ -228,7 +244,13 @@ int la_cmd_audit(int argc, char **argv)
         r.normalize = la_norm_mode_name(c.norm);
         r.on_invalid = c.reject_invalid ? "reject" : "fail";
         r.date_format = c.load.allow_timestamp ? "iso8601" : "canonical";
-        r.backend = "cpu";
+        r.backend = backend.gpu ? "gpu" : "cpu";
+        r.backend_note = backend.note;
+        const char *pnames[2] = {"backend_note", "device"};
+        const char *pvalues[2] = {backend.note, backend.device};
+        r.param_names = pnames;
+        r.param_values = pvalues;
+        r.nparams = 2;
         r.fail_on = c.fail_on;
         r.resolve = aopt.resolve;
         r.max_cluster = aopt.max_cluster;

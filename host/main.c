@@ -17,7 +17,8 @@ static const char k_usage[] =
     "  audit    find every link across the held-out boundary (family, time, exact copies) and\n"
     "           decide where each row goes; exit 1 when leaks are found\n"
     "  split    make a leak-free split: families before --cutoff go to dev, on or after it to test,\n"
-    "           spanning it to quarantine\n"
+    "           spanning it to quarantine; or --three-set demos/dev/test per class\n"
+    "  doctor   build features, devices, library versions and self-checks\n"
     "\n"
     "  leakaudit <command> --help   options of a command\n"
     "  leakaudit --version          version\n"
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "audit")) return la_cmd_audit(argc - 1, argv + 1);
     if (!strcmp(argv[1], "split")) return la_cmd_split(argc - 1, argv + 1);
-    fprintf(stderr, "leakaudit: unknown command '%s' (commands: audit, split; see leakaudit --help)\n", argv[1]);
+    if (!strcmp(argv[1], "doctor")) return la_cmd_doctor(argc - 1, argv + 1);
+    fprintf(stderr, "leakaudit: unknown command '%s' (commands: audit, split, doctor; see leakaudit --help)\n", argv[1]);
     return 2;
 }
