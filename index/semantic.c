@@ -1,0 +1,401 @@
+/*
+ * semantic.c - the semantic evidence tier (see semantic.h): gathers the held-out and seen vectors,
+ * runs one of the search paths, and turns its hits into la_pairs and nearest-neighbour lists.
+ */
+#include "semantic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "embed_lexical.h"
+#include "simtile.h"
+#include "simtile_core.h"
+
+#ifdef LA_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#ifdef LA_HAVE_FAISS
+#include <faiss/c_api/AutoTune_c.h>
+#include <faiss/c_api/IndexFlat_c.h>
+#include <faiss/c_api/Index_c.h>
+#include <faiss/c_api/error_c.h>
+#include <faiss/c_api/impl/AuxIndexStructures_c.h>
+#include <faiss/c_api/index_factory_c.h>
+#endif
+
+void la_semantic_params_default(la_semantic_params *p) {
+    p->threshold = LA_SEMANTIC_THRESHOLD_MODEL;
+    p->topk = 1;
+    p->method = LA_SEMANTIC_AUTO;
+    p->threads = 0;
+    p->ivf_nlist = 0;
+    p->ivf_nprobe = 0;
+    p->approx_above = LA_SEMANTIC_APPROX_ABOVE;
+}
+
+void la_semantic_nearest_free(la_semantic_nearest *nn) {
+    if (!nn) return;
+    free(nn->row);
+    free(nn->seen);
+    free(nn->cosine);
+    memset(nn, 0, sizeof *nn);
+}
+
+int la_semantic_have_faiss(void) {
+#ifdef LA_HAVE_FAISS
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static const char *const method_names[] = {"auto", "tiles", "faiss", "faiss-ivf"};
+
+const char *la_semantic_method_name(int method) {
+    if (method < 0 || method > LA_SEMANTIC_FAISS_IVF) return "?";
+    return method_names[method];
+}
+
+la_status la_semantic_method_parse(const char *name, int *method) {
+    for (int i = 0; i <= LA_SEMANTIC_FAISS_IVF; i++)
+        if (name && strcmp(name, method_names[i]) == 0) {
+            *method = i;
+            return LA_OK;
+        }
+    return la_error(LA_EINVAL, "semantic method '%s': expected auto, tiles, faiss or faiss-ivf",
+                    name ? name : "");
+}
+
+la_status la_vec_check_normalize(float *v, size_t dim, const char *where) {
+    double ss = 0.0;
+    for (size_t i = 0; i < dim; i++) {
+        if (!isfinite(v[i]))
+            return la_error(LA_EINPUT, "%s: component %zu is %s", where, i,
+                            isnan(v[i]) ? "NaN" : "infinite");
+        ss += (double)v[i] * v[i];
+    }
+    if (!(ss > 0.0))
+        return la_error(LA_EINPUT, "%s: vector is all zeros and has no direction", where);
+    double inv = 1.0 / sqrt(ss);
+    for (size_t i = 0; i < dim; i++) v[i] = (float)(v[i] * inv);
+    return LA_OK;
+}
+
+la_status la_semantic_embed_lexical(const la_table *t, uint32_t dim, int threads, float **out) {
+    *out = NULL;
+    la_embed_lexical_params ep;
+    la_embed_lexical_params_default(&ep);
+    if (dim) ep.dim = dim;
+    ep.threads = threads;
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    const char **texts = malloc((n ? n : 1) * sizeof *texts);
+    size_t *lens = malloc((n ? n : 1) * sizeof *lens);
+    float *m = malloc((n ? n : 1) * (size_t)ep.dim * sizeof *m);
+    la_status st = LA_OK;
+    if (!texts || !lens || !m) {
+        st = la_error(LA_ENOMEM, "lexical embedding: out of memory for %zu x %u floats", n, ep.dim);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (rows[i].norm) {
+                texts[i] = rows[i].norm;
+                lens[i] = rows[i].norm_len;
+            } else {
+                texts[i] = rows[i].text;
+                lens[i] = rows[i].text ? strlen(rows[i].text) : 0;
+            }
+        }
+        st = la_cpu_embed_lexical(texts, lens, n, &ep, m);
+    }
+    free(texts);
+    free(lens);
+    if (st != LA_OK) {
+        free(m);
+        return st;
+    }
+    *out = m;
+    return LA_OK;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Held-out and seen sides gathered into contiguous matrices. */
+typedef struct sides {
+    float *Q, *S;
+    uint32_t *qrow, *srow; /* table index of each Q / S row */
+    size_t nq, ns, d;
+} sides;
+
+static void sides_free(sides *s) {
+    free(s->Q);
+    free(s->S);
+    free(s->qrow);
+    free(s->srow);
+}
+
+static la_status sides_gather(const la_table *t, uint32_t heldout, const float *emb, size_t d,
+                              sides *sd) {
+    memset(sd, 0, sizeof *sd);
+    sd->d = d;
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].part == heldout)
+            sd->nq++;
+        else
+            sd->ns++;
+    }
+    sd->Q = malloc((sd->nq ? sd->nq : 1) * d * sizeof(float));
+    sd->S = malloc((sd->ns ? sd->ns : 1) * d * sizeof(float));
+    sd->qrow = malloc((sd->nq ? sd->nq : 1) * sizeof(uint32_t));
+    sd->srow = malloc((sd->ns ? sd->ns : 1) * sizeof(uint32_t));
+    if (!sd->Q || !sd->S || !sd->qrow || !sd->srow) {
+        sides_free(sd);
+        return la_error(LA_ENOMEM, "semantic: out of memory gathering %zu x %zu vectors", n, d);
+    }
+    size_t iq = 0, is = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].part == heldout) {
+            memcpy(sd->Q + iq * d, emb + i * d, d * sizeof(float));
+            sd->qrow[iq++] = (uint32_t)i;
+        } else {
+            memcpy(sd->S + is * d, emb + i * d, d * sizeof(float));
+            sd->srow[is++] = (uint32_t)i;
+        }
+    }
+    return LA_OK;
+}
+
+/* Put the hits and top-k lists (indices into Q and S) into the caller's shapes. */
+static la_status emit(const sides *sd, const la_simtile_hits *hits, uint32_t k,
+                      const uint32_t *top_idx, const float *top_cos, la_pairs *out,
+                      la_semantic_nearest *nearest) {
+    for (size_t i = 0; i < hits->n; i++) {
+        la_pair pr = la_pair_make(sd->srow[hits->v[i].s], sd->qrow[hits->v[i].q], LA_KIND_SEMANTIC);
+        pr.cosine = hits->v[i].cosine;
+        LA_TRY(la_pairs_push(out, &pr));
+    }
+    if (!nearest) return LA_OK;
+    memset(nearest, 0, sizeof *nearest);
+    size_t nq = sd->nq;
+    nearest->row = malloc((nq ? nq : 1) * sizeof(uint32_t));
+    nearest->seen = malloc((nq ? nq : 1) * k * sizeof(uint32_t));
+    nearest->cosine = malloc((nq ? nq : 1) * k * sizeof(float));
+    if (!nearest->row || !nearest->seen || !nearest->cosine) {
+        la_semantic_nearest_free(nearest);
+        return la_error(LA_ENOMEM, "semantic: out of memory");
+    }
+    nearest->n = nq;
+    nearest->k = k;
+    for (size_t q = 0; q < nq; q++) {
+        nearest->row[q] = sd->qrow[q];
+        for (uint32_t j = 0; j < k; j++) {
+            uint32_t s = top_idx[q * k + j];
+            nearest->seen[q * k + j] = s == LA_SIMTILE_NONE ? LA_SEMANTIC_NONE : sd->srow[s];
+            nearest->cosine[q * k + j] = s == LA_SIMTILE_NONE ? NAN : top_cos[q * k + j];
+        }
+    }
+    return LA_OK;
+}
+
+static la_status run_tiles(const sides *sd, const la_semantic_params *p, la_simtile_hits *hits,
+                           uint32_t *top_idx, float *top_cos, size_t *rescored) {
+    la_simtile_params tp;
+    la_simtile_params_default(&tp);
+    tp.threshold = (float)p->threshold;
+    tp.topk = p->topk;
+    tp.threads = p->threads;
+    la_simtile_top_init(top_idx, top_cos, sd->nq, p->topk);
+    la_simtile_stats ts = {0};
+    LA_TRY(la_cpu_simtile(sd->Q, sd->nq, sd->S, sd->ns, sd->d, 0, &tp, hits, top_idx, top_cos, &ts));
+    *rescored = ts.rescored;
+    return LA_OK;
+}
+
+#ifdef LA_HAVE_FAISS
+#define FAISS_CALL(call)                                                                     \
+    do {                                                                                     \
+        if ((call) != 0) {                                                                   \
+            st = la_error(LA_EINTERNAL, "semantic: FAISS: %s", faiss_get_last_error());     \
+            goto done;                                                                       \
+        }                                                                                    \
+    } while (0)
+
+static int hit_cmp(const void *x, const void *y) {
+    const la_simtile_hit *a = x, *b = y;
+    if (a->q != b->q) return a->q < b->q ? -1 : 1;
+    return a->s < b->s ? -1 : a->s > b->s;
+}
+
+static la_status run_faiss(const sides *sd, const la_semantic_params *p, int ivf,
+                           la_simtile_hits *hits, uint32_t *top_idx, float *top_cos) {
+    la_status st = LA_OK;
+    FaissIndex *index = NULL;
+    FaissParameterSpace *ps = NULL;
+    FaissRangeSearchResult *rs = NULL;
+    idx_t *labels = NULL;
+    float *dist = NULL;
+    const size_t d = sd->d, k = p->topk;
+    const float thr = (float)p->threshold;
+#ifdef LA_HAVE_OPENMP
+    int saved_threads = omp_get_max_threads();
+    if (p->threads > 0) omp_set_num_threads(p->threads);
+#endif
+    if (ivf) {
+        uint32_t nlist = p->ivf_nlist;
+        /* about 4 sqrt(n) cells, but at least 39 training points per cell (FAISS's k-means
+         * wants that many) */
+        if (!nlist) nlist = (uint32_t)(4.0 * sqrt((double)sd->ns));
+        if (!p->ivf_nlist && nlist > sd->ns / 39) nlist = (uint32_t)(sd->ns / 39);
+        if (nlist < 1) nlist = 1;
+        if (nlist > sd->ns) nlist = (uint32_t)sd->ns;
+        char desc[64];
+        snprintf(desc, sizeof desc, "IVF%u,Flat", nlist);
+        FAISS_CALL(faiss_index_factory(&index, (int)d, desc, METRIC_INNER_PRODUCT));
+        FAISS_CALL(faiss_Index_train(index, (idx_t)sd->ns, sd->S));
+        uint32_t nprobe = p->ivf_nprobe ? p->ivf_nprobe : 16;
+        if (nprobe > nlist) nprobe = nlist;
+        FAISS_CALL(faiss_ParameterSpace_new(&ps));
+        FAISS_CALL(faiss_ParameterSpace_set_index_parameter(ps, index, "nprobe", (double)nprobe));
+    } else {
+        FaissIndexFlatIP *flat = NULL;
+        FAISS_CALL(faiss_IndexFlatIP_new_with(&flat, (idx_t)d));
+        index = flat;
+    }
+    FAISS_CALL(faiss_Index_add(index, (idx_t)sd->ns, sd->S));
+
+    /* Range search: FAISS keeps inner products > radius; candidates are re-scored in the fixed
+     * order and kept at >= threshold, exactly as the tiles do. */
+    FAISS_CALL(faiss_RangeSearchResult_new(&rs, (idx_t)sd->nq));
+    FAISS_CALL(faiss_Index_range_search(index, (idx_t)sd->nq, sd->Q, thr - LA_SIMTILE_MARGIN, rs));
+    size_t *lims;
+    idx_t *rl;
+    float *rd;
+    faiss_RangeSearchResult_lims(rs, &lims);
+    faiss_RangeSearchResult_labels(rs, &rl, &rd);
+    for (size_t q = 0; q < sd->nq; q++)
+        for (size_t j = lims[q]; j < lims[q + 1]; j++) {
+            size_t s = (size_t)rl[j];
+            float e = la_simtile_dot(sd->Q + q * d, sd->S + s * d, d);
+            if (e < thr) continue;
+            if (hits->n == hits->cap) {
+                size_t cap = hits->cap ? hits->cap * 2 : 256;
+                la_simtile_hit *v = realloc(hits->v, cap * sizeof *v);
+                if (!v) {
+                    st = la_error(LA_ENOMEM, "semantic: out of memory");
+                    goto done;
+                }
+                hits->v = v;
+                hits->cap = cap;
+            }
+            hits->v[hits->n++] = (la_simtile_hit){(uint32_t)q, (uint32_t)s, e};
+        }
+    qsort(hits->v, hits->n, sizeof *hits->v, hit_cmp);
+
+    /* k nearest seen rows, re-scored and ordered like the tiles order them. A few extra
+     * neighbours are fetched so that a near-tie at the k-th place, which FAISS's own rounding may
+     * order differently, is still settled by the fixed-order score. */
+    size_t k2 = k + 16 < sd->ns ? k + 16 : sd->ns;
+    labels = malloc(sd->nq * k2 * sizeof *labels);
+    dist = malloc(sd->nq * k2 * sizeof *dist);
+    if (!labels || !dist) {
+        st = la_error(LA_ENOMEM, "semantic: out of memory");
+        goto done;
+    }
+    FAISS_CALL(faiss_Index_search(index, (idx_t)sd->nq, sd->Q, (idx_t)k2, dist, labels));
+    la_simtile_top_init(top_idx, top_cos, sd->nq, (uint32_t)k);
+    for (size_t q = 0; q < sd->nq; q++)
+        for (size_t j = 0; j < k2; j++) {
+            idx_t s = labels[q * k2 + j];
+            if (s < 0) continue;
+            float e = la_simtile_dot(sd->Q + q * d, sd->S + (size_t)s * d, d);
+            la_simtile_topk_insert(top_idx + q * k, top_cos + q * k, (uint32_t)k, (uint32_t)s, e);
+        }
+done:
+#ifdef LA_HAVE_OPENMP
+    omp_set_num_threads(saved_threads);
+#endif
+    free(labels);
+    free(dist);
+    if (rs) faiss_RangeSearchResult_free(rs);
+    if (ps) faiss_ParameterSpace_free(ps);
+    if (index) faiss_Index_free(index);
+    return st;
+}
+#endif /* LA_HAVE_FAISS */
+
+la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float *emb, size_t dim,
+                           const la_semantic_params *p, la_pairs *out,
+                           la_semantic_nearest *nearest, la_semantic_stats *stats) {
+    if (nearest) memset(nearest, 0, sizeof *nearest);
+    if (!t || !p || !out || (la_table_nrows(t) && !emb) || dim == 0 || dim > INT32_MAX)
+        return la_error(LA_EINVAL, "semantic: bad arguments");
+    if (!(p->threshold > 0.0 && p->threshold <= 1.0))
+        return la_error(LA_EINVAL, "semantic threshold %g: expected a cosine in (0, 1]", p->threshold);
+    if (p->topk < 1 || p->topk > 1024)
+        return la_error(LA_EINVAL, "semantic: topk %u: expected 1..1024", p->topk);
+    if (la_table_nrows(t) > UINT32_MAX)
+        return la_error(LA_EINVAL, "semantic: more than 2^32 rows");
+
+    sides sd;
+    LA_TRY(sides_gather(t, heldout_part, emb, dim, &sd));
+
+    int method = p->method;
+    if (method == LA_SEMANTIC_AUTO) {
+        double work = (double)sd.nq * (double)sd.ns * (double)dim;
+        method = p->approx_above > 0 && work > p->approx_above && la_semantic_have_faiss()
+                     ? LA_SEMANTIC_FAISS_IVF
+                     : LA_SEMANTIC_TILES;
+    }
+    la_status st = LA_OK;
+    la_simtile_hits hits = {0};
+    uint32_t k = p->topk;
+    uint32_t *top_idx = malloc((sd.nq ? sd.nq : 1) * k * sizeof *top_idx);
+    float *top_cos = malloc((sd.nq ? sd.nq : 1) * k * sizeof *top_cos);
+    size_t rescored = 0;
+    double t0 = now_s();
+    if (!top_idx || !top_cos) {
+        st = la_error(LA_ENOMEM, "semantic: out of memory");
+    } else if (sd.nq == 0 || sd.ns == 0) {
+        la_simtile_top_init(top_idx, top_cos, sd.nq, k);
+    } else if (method == LA_SEMANTIC_TILES) {
+        st = run_tiles(&sd, p, &hits, top_idx, top_cos, &rescored);
+    } else if (method == LA_SEMANTIC_FAISS || method == LA_SEMANTIC_FAISS_IVF) {
+#ifdef LA_HAVE_FAISS
+        st = run_faiss(&sd, p, method == LA_SEMANTIC_FAISS_IVF, &hits, top_idx, top_cos);
+#else
+        st = la_error(LA_EUNSUPPORTED, "semantic method %s: this build has no FAISS "
+                      "(install libfaiss-dev and rebuild)", la_semantic_method_name(method));
+#endif
+    } else {
+        st = la_error(LA_EINVAL, "semantic: unknown method %d", p->method);
+    }
+    double secs = now_s() - t0;
+    size_t before = out->n;
+    if (st == LA_OK) st = emit(&sd, &hits, k, top_idx, top_cos, out, nearest);
+    if (st == LA_OK && stats) {
+        stats->method = method == LA_SEMANTIC_TILES ? "tiles"
+                        : method == LA_SEMANTIC_FAISS ? "faiss" : "faiss-ivf";
+        stats->n_heldout = sd.nq;
+        stats->n_seen = sd.ns;
+        stats->dim = dim;
+        stats->n_pairs = out->n - before;
+        stats->rescored = rescored;
+        stats->seconds = secs;
+        stats->gflops = secs > 0 ? 2.0 * (double)sd.nq * (double)sd.ns * (double)dim / secs / 1e9 : 0;
+    }
+    if (st != LA_OK) out->n = before;
+    free(top_idx);
+    free(top_cos);
+    la_simtile_hits_free(&hits);
+    sides_free(&sd);
+    return st;
+}

@@ -1,0 +1,240 @@
+/*
+ * simtile.c - the CPU loop of the semantic similarity tiles (see simtile.h).
+ *
+ * Work is split by blocks of held-out rows: each OpenMP thread owns whole blocks, so the top-k lists
+ * of a row are touched by one thread only and need no lock. Inside a block the seen batch is walked
+ * in tiles; each tile is one single-threaded cblas_sgemm (OpenBLAS runs single-threaded inside an
+ * OpenMP parallel region) followed by a scan while the tile is still in cache. The scan tests
+ * sixteen values at a time against the row's floor (threshold - margin, or the k-th best so far),
+ * which the compiler vectorizes; only the rare candidates take the scalar path.
+ */
+#include "simtile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simtile_core.h"
+
+#ifdef LA_HAVE_CBLAS
+#include <cblas.h>
+#endif
+#ifdef LA_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#define LA_SIMTILE_BLOCK_Q 256
+#define LA_SIMTILE_BLOCK_S 2048
+#define LA_SIMTILE_SCAN 16
+
+void la_simtile_params_default(la_simtile_params *p) {
+    p->threshold = 0.8f;
+    p->topk = 1;
+    p->threads = 0;
+    p->block_q = 0;
+    p->block_s = 0;
+}
+
+void la_simtile_hits_free(la_simtile_hits *h) {
+    if (!h) return;
+    free(h->v);
+    h->v = NULL;
+    h->n = h->cap = 0;
+}
+
+void la_simtile_top_init(uint32_t *top_idx, float *top_cos, size_t nq, uint32_t k) {
+    for (size_t i = 0; i < nq * k; i++) {
+        top_idx[i] = LA_SIMTILE_NONE;
+        top_cos[i] = -INFINITY;
+    }
+}
+
+static int hits_push(la_simtile_hits *h, uint32_t q, uint32_t s, float c) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        la_simtile_hit *v = realloc(h->v, cap * sizeof *v);
+        if (!v) return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n].q = q;
+    h->v[h->n].s = s;
+    h->v[h->n].cosine = c;
+    h->n++;
+    return 0;
+}
+
+static int hit_cmp(const void *x, const void *y) {
+    const la_simtile_hit *a = x, *b = y;
+    if (a->q != b->q) return a->q < b->q ? -1 : 1;
+    if (a->s != b->s) return a->s < b->s ? -1 : 1;
+    return 0;
+}
+
+/* C (mq x ms) = Qb (mq x d) * Sb (ms x d)^T */
+static void tile_gemm(const float *Qb, size_t mq, const float *Sb, size_t ms, size_t d, float *C) {
+#ifdef LA_HAVE_CBLAS
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mq, (int)ms, (int)d, 1.0f, Qb,
+                (int)d, Sb, (int)d, 0.0f, C, (int)ms);
+#else
+    for (size_t i = 0; i < mq; i++)
+        for (size_t j = 0; j < ms; j++) {
+            float acc = 0.0f;
+            for (size_t t = 0; t < d; t++) acc += Qb[i * d + t] * Sb[j * d + t];
+            C[i * ms + j] = acc;
+        }
+#endif
+}
+
+typedef struct job {
+    const float *Q, *S;
+    size_t nq, ns, d;
+    uint32_t s_offset, k;
+    float thr;
+    size_t bq, bs;
+    uint32_t *top_idx;
+    float *top_cos;
+} job;
+
+/* One block of held-out rows [q0, q1) against the whole seen batch. */
+static int run_block(const job *jb, size_t q0, size_t q1, float *C, la_simtile_hits *out,
+                     size_t *rescored) {
+    const size_t d = jb->d, k = jb->k;
+    const float cand = jb->thr - LA_SIMTILE_MARGIN, sure = jb->thr + LA_SIMTILE_MARGIN;
+    for (size_t s0 = 0; s0 < jb->ns; s0 += jb->bs) {
+        size_t ms = jb->ns - s0 < jb->bs ? jb->ns - s0 : jb->bs;
+        tile_gemm(jb->Q + q0 * d, q1 - q0, jb->S + s0 * d, ms, d, C);
+        for (size_t i = 0; i < q1 - q0; i++) {
+            const float *row = C + i * ms;
+            const size_t q = q0 + i;
+            uint32_t *ti = k ? jb->top_idx + q * k : NULL;
+            float *tc = k ? jb->top_cos + q * k : NULL;
+            float floor = la_simtile_floor(jb->thr, tc, (uint32_t)k);
+            for (size_t j0 = 0; j0 < ms; j0 += LA_SIMTILE_SCAN) {
+                size_t je = j0 + LA_SIMTILE_SCAN < ms ? j0 + LA_SIMTILE_SCAN : ms;
+                int any = 0;
+                for (size_t j = j0; j < je; j++) any |= row[j] >= floor;
+                if (!any) continue;
+                for (size_t j = j0; j < je; j++) {
+                    float c = row[j];
+                    if (!(c >= floor)) continue;
+                    /* A candidate: re-score it in the fixed order; pairs and top-k lists keep only
+                     * re-scored values, so they match every other backend exactly. */
+                    uint32_t s = jb->s_offset + (uint32_t)(s0 + j);
+                    float e = la_simtile_dot(jb->Q + q * d, jb->S + (s0 + j) * d, d);
+                    if (c >= cand && c < sure) (*rescored)++;
+                    if (e >= jb->thr && hits_push(out, (uint32_t)q, s, e)) return -1;
+                    if (k) {
+                        la_simtile_topk_insert(ti, tc, (uint32_t)k, s, e);
+                        floor = la_simtile_floor(jb->thr, tc, (uint32_t)k);
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, size_t d,
+                         uint32_t s_offset, const la_simtile_params *p, la_simtile_hits *hits,
+                         uint32_t *top_idx, float *top_cos, la_simtile_stats *stats) {
+    if (!p || !hits || d == 0 || d > INT32_MAX || (p->topk && (!top_idx || !top_cos)))
+        return la_error(LA_EINVAL, "simtile: bad arguments");
+    if ((uint64_t)s_offset + ns > UINT32_MAX)
+        return la_error(LA_EINVAL, "simtile: seen row index past 2^32");
+    if (nq == 0 || ns == 0) return LA_OK;
+    if (!isfinite(p->threshold)) return la_error(LA_EINVAL, "simtile: threshold must be finite");
+
+    int nt = 1;
+#ifdef LA_HAVE_OPENMP
+    nt = p->threads > 0 ? p->threads : omp_get_max_threads();
+#endif
+    if (nt < 1) nt = 1;
+    size_t bq = p->block_q ? p->block_q : LA_SIMTILE_BLOCK_Q;
+    size_t bs = p->block_s ? p->block_s : LA_SIMTILE_BLOCK_S;
+    /* Keep every thread busy when the held-out side is small. */
+    size_t fair = (nq + (size_t)nt - 1) / (size_t)nt;
+    if (fair < bq) bq = fair < 16 ? 16 : fair;
+    if (bs > ns) bs = ns;
+    if (bq > INT32_MAX / 2 || bs > INT32_MAX / 2) return la_error(LA_EINVAL, "simtile: block too large");
+
+    job jb = {Q, S, nq, ns, d, s_offset, p->topk, p->threshold, bq, bs, top_idx, top_cos};
+    size_t nblocks = (nq + bq - 1) / bq;
+    la_simtile_hits *local = calloc((size_t)nt, sizeof *local);
+    size_t *resc = calloc((size_t)nt, sizeof *resc);
+    if (!local || !resc) {
+        free(local);
+        free(resc);
+        return la_error(LA_ENOMEM, "simtile: out of memory");
+    }
+    int failed = 0;
+
+#ifdef LA_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int tid = 0;
+#ifdef LA_HAVE_OPENMP
+        tid = omp_get_thread_num();
+#endif
+        float *C = malloc(bq * bs * sizeof *C);
+        if (!C) {
+#ifdef LA_HAVE_OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef LA_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (size_t b = 0; b < nblocks; b++) {
+            int f;
+#ifdef LA_HAVE_OPENMP
+#pragma omp atomic read
+#endif
+            f = failed;
+            if (f) continue;
+            size_t q0 = b * bq, q1 = q0 + bq < nq ? q0 + bq : nq;
+            if (run_block(&jb, q0, q1, C, &local[tid], &resc[tid])) {
+#ifdef LA_HAVE_OPENMP
+#pragma omp atomic write
+#endif
+                failed = 1;
+            }
+        }
+        free(C);
+    }
+
+    la_status st = LA_OK;
+    size_t total = 0, rescored = 0;
+    for (int t = 0; t < nt; t++) total += local[t].n, rescored += resc[t];
+    if (failed) {
+        st = la_error(LA_ENOMEM, "simtile: out of memory");
+    } else if (total) {
+        size_t base = hits->n;
+        if (hits->cap < base + total) {
+            la_simtile_hit *v = realloc(hits->v, (base + total) * sizeof *v);
+            if (!v) {
+                st = la_error(LA_ENOMEM, "simtile: out of memory");
+            } else {
+                hits->v = v;
+                hits->cap = base + total;
+            }
+        }
+        if (st == LA_OK) {
+            for (int t = 0; t < nt; t++) {
+                if (local[t].n) memcpy(hits->v + hits->n, local[t].v, local[t].n * sizeof *hits->v);
+                hits->n += local[t].n;
+            }
+            qsort(hits->v + base, total, sizeof *hits->v, hit_cmp);
+        }
+    }
+    for (int t = 0; t < nt; t++) la_simtile_hits_free(&local[t]);
+    free(local);
+    free(resc);
+    if (st == LA_OK && stats) {
+        stats->gemm_flops += 2.0 * (double)nq * (double)ns * (double)d;
+        stats->rescored += rescored;
+    }
+    return st;
+}

@@ -1,0 +1,98 @@
+/* test_embed_lexical.c - the built-in lexical embedding: unit rows, zero rows for empty text,
+ * bit-identical across thread counts, and cosines that order texts by shared wording. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embed_lexical.h"
+
+static const char *texts[] = {
+    "janet's ducks lay 16 eggs per day. she eats three for breakfast every morning",
+    "every morning janet eats three of the 16 eggs her ducks lay each day for breakfast",
+    "a robe takes 2 bolts of blue fiber and half that much white fiber",
+    "",
+    "naïve café owners sell crème brûlée for 5 euros",
+    "naïve café owners sell crème brûlée for 6 euros",
+    "janet's ducks lay 16 eggs per day. she eats three for breakfast every morning",
+};
+#define N (sizeof texts / sizeof *texts)
+
+static float cosine(const float *a, const float *b, size_t d) {
+    double s = 0;
+    for (size_t i = 0; i < d; i++) s += (double)a[i] * b[i];
+    return (float)s;
+}
+
+static float *embed(uint32_t dim, int threads) {
+    size_t lens[N];
+    for (size_t i = 0; i < N; i++) lens[i] = strlen(texts[i]);
+    la_embed_lexical_params p;
+    la_embed_lexical_params_default(&p);
+    p.dim = dim;
+    p.threads = threads;
+    float *out = malloc(N * dim * sizeof *out);
+    assert_int_equal(la_cpu_embed_lexical(texts, lens, N, &p, out), LA_OK);
+    return out;
+}
+
+static void test_rows_are_unit_or_zero(void **state) {
+    const uint32_t d = 512;
+    float *e = embed(d, 1);
+    for (size_t i = 0; i < N; i++) {
+        float n = cosine(e + i * d, e + i * d, d);
+        if (texts[i][0])
+            assert_true(fabsf(n - 1.0f) < 1e-5f);
+        else
+            assert_true(n == 0.0f);
+    }
+    free(e);
+}
+
+static void test_deterministic_across_threads(void **state) {
+    float *a = embed(LA_EMBED_LEXICAL_DIM, 1), *b = embed(LA_EMBED_LEXICAL_DIM, 2);
+    assert_memory_equal(a, b, N * LA_EMBED_LEXICAL_DIM * sizeof *a);
+    free(a);
+    free(b);
+}
+
+static void test_similarity_orders_wording(void **state) {
+    const uint32_t d = 2048;
+    float *e = embed(d, 2);
+    float same = cosine(e, e + 6 * d, d);
+    float reworded = cosine(e, e + 1 * d, d);
+    float other = cosine(e, e + 2 * d, d);
+    float accents = cosine(e + 4 * d, e + 5 * d, d);
+    assert_true(fabsf(same - 1.0f) < 1e-5f);
+    assert_true(reworded > 0.4f && reworded < 0.95f);
+    assert_true(other < 0.2f);
+    assert_true(accents > 0.8f && accents < 1.0f); /* multi-byte text: one digit differs */
+    free(e);
+}
+
+static void test_bad_parameters(void **state) {
+    la_embed_lexical_params p;
+    la_embed_lexical_params_default(&p);
+    p.dim = 0;
+    size_t len = 1;
+    const char *t = "a";
+    float out[4];
+    assert_int_equal(la_cpu_embed_lexical(&t, &len, 1, &p, out), LA_EINVAL);
+    la_embed_lexical_params_default(&p);
+    p.word_weight = 1.5f;
+    assert_int_equal(la_cpu_embed_lexical(&t, &len, 1, &p, out), LA_EINVAL);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_are_unit_or_zero),
+        cmocka_unit_test(test_deterministic_across_threads),
+        cmocka_unit_test(test_similarity_orders_wording),
+        cmocka_unit_test(test_bad_parameters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

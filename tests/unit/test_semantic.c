@@ -1,0 +1,262 @@
+/* test_semantic.c - the semantic tier through its one entry point: the FAISS path (IndexFlatIP
+ * range + k-NN search through the FAISS C API) and the OpenBLAS tile path report the same pair set,
+ * the same cosines and the same nearest neighbours, on a random corpus with pairs placed within a
+ * few ulps of the threshold; the vector checks give clear errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "leakaudit.h"
+#include "semantic.h"
+#include "simtile_core.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double urand(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+static double nrand(void) {
+    double u = urand() + 1e-12, v = urand();
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+static void unit(float *v, size_t d) {
+    double ss = 0;
+    for (size_t i = 0; i < d; i++) ss += (double)v[i] * v[i];
+    for (size_t i = 0; i < d; i++) v[i] = (float)(v[i] / sqrt(ss));
+}
+
+/* A table of n rows, every third row in "test" (held out), the rest in "dev" or "train", with
+ * random unit vectors and planted pairs whose cosines sit around thr. */
+static la_table *make(size_t n, size_t d, float thr, float **emb_out, uint32_t *heldout) {
+    la_table *t;
+    assert_int_equal(la_table_new(&t), LA_OK);
+    uint32_t dev, test, train;
+    assert_int_equal(la_table_part(t, "dev", &dev), LA_OK);
+    assert_int_equal(la_table_part(t, "test", &test), LA_OK);
+    assert_int_equal(la_table_part(t, "train", &train), LA_OK);
+    float *emb = malloc(n * d * sizeof *emb);
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "r%zu", i);
+        la_row r = {0};
+        assert_int_equal(la_table_strdup(t, id, strlen(id), &r.id), LA_OK);
+        r.part = i % 3 == 0 ? test : i % 3 == 1 ? dev : train;
+        r.date = LA_NO_DATE;
+        r.score = NAN;
+        assert_int_equal(la_table_append(t, &r, NULL), LA_OK);
+        for (size_t j = 0; j < d; j++) emb[i * d + j] = (float)nrand();
+        unit(emb + i * d, d);
+    }
+    /* plant: seen row s = c * q + sqrt(1-c^2) * (its own direction, made orthogonal) */
+    const double offs[] = {0.15, 0.01, 2e-6, 5e-7, 1e-7, 0, -1e-7, -5e-7, -2e-6, -0.01};
+    for (size_t i = 0, m = 0; i + 1 < n; i += 3, m++) {
+        float *q = emb + i * d, *s = emb + (i + 1 + (m % 2)) * d;
+        double c = thr + offs[m % 10], dot = 0;
+        if (c > 1) c = 1;
+        for (size_t j = 0; j < d; j++) dot += (double)s[j] * q[j];
+        for (size_t j = 0; j < d; j++) s[j] = (float)(s[j] - dot * q[j]);
+        unit(s, d);
+        for (size_t j = 0; j < d; j++) s[j] = (float)(c * q[j] + sqrt(1 - c * c) * s[j]);
+    }
+    *emb_out = emb;
+    *heldout = test;
+    return t;
+}
+
+static void run(const la_table *t, uint32_t h, const float *emb, size_t d, int method, float thr,
+                uint32_t k, la_pairs *pairs, la_semantic_nearest *nn, la_semantic_stats *st) {
+    la_semantic_params p;
+    la_semantic_params_default(&p);
+    p.threshold = thr;
+    p.topk = k;
+    p.method = method;
+    p.threads = 2;
+    p.ivf_nlist = 8;
+    p.ivf_nprobe = 8; /* every cell: exact */
+    la_status s = la_semantic_find(t, h, emb, d, &p, pairs, nn, st);
+    if (s != LA_OK) fail_msg("la_semantic_find: %s", la_last_error());
+}
+
+static void assert_same_result(const la_pairs *a, const la_semantic_nearest *na, const la_pairs *b,
+                               const la_semantic_nearest *nb) {
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->v[i].a, b->v[i].a);
+        assert_int_equal(a->v[i].b, b->v[i].b);
+        assert_true(a->v[i].cosine == b->v[i].cosine);
+    }
+    assert_int_equal(na->n, nb->n);
+    assert_int_equal(na->k, nb->k);
+    assert_memory_equal(na->row, nb->row, na->n * sizeof *na->row);
+    assert_memory_equal(na->seen, nb->seen, na->n * na->k * sizeof *na->seen);
+    for (size_t i = 0; i < na->n * na->k; i++)
+        assert_true(na->cosine[i] == nb->cosine[i] || (isnan(na->cosine[i]) && isnan(nb->cosine[i])));
+}
+
+static void test_faiss_and_tiles_agree(void **state) {
+    if (!la_semantic_have_faiss()) {
+        skip();
+        return;
+    }
+    const size_t n = 3000, d = 96;
+    const float thr = 0.75f;
+    float *emb;
+    uint32_t h;
+    la_table *t = make(n, d, thr, &emb, &h);
+    const la_row *rows = la_table_rows_const(t);
+    for (uint32_t k = 1; k <= 4; k += 3) {
+        la_pairs pt = {0}, pf = {0}, pi = {0};
+        la_semantic_nearest nt, nf, ni;
+        la_semantic_stats st = {0};
+        run(t, h, emb, d, LA_SEMANTIC_TILES, thr, k, &pt, &nt, &st);
+        assert_string_equal(st.method, "tiles");
+        assert_int_equal(st.n_heldout, n / 3);
+        run(t, h, emb, d, LA_SEMANTIC_FAISS, thr, k, &pf, &nf, &st);
+        assert_string_equal(st.method, "faiss");
+        run(t, h, emb, d, LA_SEMANTIC_FAISS_IVF, thr, k, &pi, &ni, &st);
+        assert_string_equal(st.method, "faiss-ivf");
+        /* planted pairs at and just above the threshold are found, those below are not */
+        assert_true(pt.n >= 400);
+        size_t near = 0;
+        for (size_t i = 0; i < pt.n; i++) {
+            assert_true(pt.v[i].cosine >= thr);
+            if (pt.v[i].cosine < thr + 3e-6f) near++;
+            assert_int_equal(rows[pt.v[i].b].part, h);
+            assert_int_not_equal(rows[pt.v[i].a].part, h);
+            assert_int_equal(pt.v[i].kinds, LA_KIND_SEMANTIC);
+            if (i) assert_true(pt.v[i - 1].b < pt.v[i].b ||
+                               (pt.v[i - 1].b == pt.v[i].b && pt.v[i - 1].a < pt.v[i].a));
+        }
+        assert_true(near >= 100);
+        assert_same_result(&pt, &nt, &pf, &nf);
+        assert_same_result(&pt, &nt, &pi, &ni);
+        /* the nearest seen row of each held-out row is its best-scoring row */
+        for (size_t q = 0; q < nt.n; q++) {
+            const float *qv = emb + (size_t)nt.row[q] * d;
+            float best = -2;
+            for (size_t s = 0; s < n; s++)
+                if (rows[s].part != h) {
+                    float c = la_simtile_dot(qv, emb + s * d, d);
+                    if (c > best) best = c;
+                }
+            assert_true(nt.cosine[q * k] == best);
+        }
+        la_pairs_free(&pt), la_pairs_free(&pf), la_pairs_free(&pi);
+        la_semantic_nearest_free(&nt), la_semantic_nearest_free(&nf), la_semantic_nearest_free(&ni);
+    }
+    free(emb);
+    la_table_free(t);
+}
+
+static void test_tiles_without_faiss_and_edges(void **state) {
+    const size_t d = 8;
+    float *emb;
+    uint32_t h;
+    la_table *t = make(30, d, 0.9f, &emb, &h);
+    la_pairs p = {0};
+    la_semantic_nearest nn;
+    run(t, h, emb, d, LA_SEMANTIC_AUTO, 0.9f, 2, &p, &nn, NULL);
+    assert_int_equal(nn.n, 10);
+    assert_int_equal(nn.k, 2);
+    la_semantic_nearest_free(&nn);
+    la_pairs_free(&p);
+    /* no held-out rows: no pairs, empty nearest */
+    uint32_t none;
+    assert_int_equal(la_table_part(t, "empty", &none), LA_OK);
+    la_semantic_params prm;
+    la_semantic_params_default(&prm);
+    assert_int_equal(la_semantic_find(t, none, emb, d, &prm, &p, &nn, NULL), LA_OK);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(nn.n, 0);
+    la_semantic_nearest_free(&nn);
+    prm.threshold = 0;
+    assert_int_equal(la_semantic_find(t, h, emb, d, &prm, &p, &nn, NULL), LA_EINVAL);
+    assert_non_null(strstr(la_last_error(), "threshold"));
+    prm.threshold = 0.9;
+    prm.topk = 0;
+    assert_int_equal(la_semantic_find(t, h, emb, d, &prm, &p, &nn, NULL), LA_EINVAL);
+    la_pairs_free(&p);
+    free(emb);
+    la_table_free(t);
+}
+
+static void test_method_names(void **state) {
+    int m;
+    assert_int_equal(la_semantic_method_parse("faiss-ivf", &m), LA_OK);
+    assert_int_equal(m, LA_SEMANTIC_FAISS_IVF);
+    assert_string_equal(la_semantic_method_name(LA_SEMANTIC_TILES), "tiles");
+    assert_int_equal(la_semantic_method_parse("hnsw", &m), LA_EINVAL);
+}
+
+static void test_vec_check_normalize(void **state) {
+    float v[4] = {3, 0, 4, 0};
+    assert_int_equal(la_vec_check_normalize(v, 4, "x.jsonl:3: field vec"), LA_OK);
+    assert_true(fabsf(v[0] - 0.6f) < 1e-7f && fabsf(v[2] - 0.8f) < 1e-7f);
+    float w[3] = {1, NAN, 0};
+    assert_int_equal(la_vec_check_normalize(w, 3, "emb.npy: row 17"), LA_EINPUT);
+    assert_string_equal(la_last_error(), "emb.npy: row 17: component 1 is NaN");
+    float z[3] = {0, 0, 0};
+    assert_int_equal(la_vec_check_normalize(z, 3, "emb.npy: row 2"), LA_EINPUT);
+    assert_string_equal(la_last_error(), "emb.npy: row 2: vector is all zeros and has no direction");
+    float inf[2] = {INFINITY, 1};
+    assert_int_equal(la_vec_check_normalize(inf, 2, "r"), LA_EINPUT);
+    assert_string_equal(la_last_error(), "r: component 0 is infinite");
+}
+
+static void test_lexical_on_a_table(void **state) {
+    la_table *t;
+    assert_int_equal(la_table_new(&t), LA_OK);
+    uint32_t dev, test;
+    la_table_part(t, "dev", &dev);
+    la_table_part(t, "test", &test);
+    const char *texts[] = {"natalia sold clips to 48 of her friends in april",
+                           "in april natalia sold clips to 48 of her friends",
+                           "weng earns 12 an hour for babysitting",
+                           "natalia sold clips to 48 of her friends in april"};
+    for (int i = 0; i < 4; i++) {
+        la_row r = {0};
+        char id[8];
+        snprintf(id, sizeof id, "%d", i);
+        la_table_strdup(t, id, strlen(id), &r.id);
+        la_table_strdup(t, texts[i], strlen(texts[i]), &r.text);
+        r.part = i == 3 ? test : dev;
+        r.date = LA_NO_DATE;
+        assert_int_equal(la_table_append(t, &r, NULL), LA_OK);
+    }
+    float *emb;
+    assert_int_equal(la_semantic_embed_lexical(t, 256, 1, &emb), LA_OK);
+    la_semantic_params p;
+    la_semantic_params_default(&p);
+    p.threshold = LA_SEMANTIC_THRESHOLD_LEXICAL;
+    p.topk = 3;
+    la_pairs pairs = {0};
+    la_semantic_nearest nn;
+    assert_int_equal(la_semantic_find(t, test, emb, 256, &p, &pairs, &nn, NULL), LA_OK);
+    assert_int_equal(nn.seen[0], 0);  /* the identical text */
+    assert_true(fabsf(nn.cosine[0] - 1.0f) < 1e-5f);
+    assert_int_equal(nn.seen[1], 1);  /* the reordered one */
+    assert_int_equal(nn.seen[2], 2);
+    assert_true(nn.cosine[1] > nn.cosine[2]);
+    assert_true(pairs.n >= 1 && pairs.n <= 2);
+    la_semantic_nearest_free(&nn);
+    la_pairs_free(&pairs);
+    free(emb);
+    la_table_free(t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_faiss_and_tiles_agree),
+        cmocka_unit_test(test_tiles_without_faiss_and_edges),
+        cmocka_unit_test(test_method_names),
+        cmocka_unit_test(test_vec_check_normalize),
+        cmocka_unit_test(test_lexical_on_a_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,211 @@
+/* test_simtile.c - the blocked-GEMM similarity join against a brute-force reference: the same pair
+ * set and the same cosines for any block size, thread count and seen-side batching, including
+ * pairs placed within a few ulps of the threshold. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simtile.h"
+#include "simtile_core.h"
+
+static uint64_t rng = 88172645463325252ull;
+static double urand(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+static double nrand(void) {
+    double u = urand() + 1e-12, v = urand();
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+static void unit(float *v, size_t d) {
+    double ss = 0;
+    for (size_t i = 0; i < d; i++) ss += (double)v[i] * v[i];
+    for (size_t i = 0; i < d; i++) v[i] = (float)(v[i] / sqrt(ss));
+}
+static void random_unit(float *v, size_t d) {
+    for (size_t i = 0; i < d; i++) v[i] = (float)nrand();
+    unit(v, d);
+}
+/* s = cos(theta) * q + sin(theta) * r, r orthogonal to q: cosine c up to rounding. */
+static void at_cosine(const float *q, float *s, size_t d, double c) {
+    float *r = malloc(d * sizeof *r);
+    random_unit(r, d);
+    double dot = 0;
+    for (size_t i = 0; i < d; i++) dot += (double)r[i] * q[i];
+    for (size_t i = 0; i < d; i++) r[i] = (float)(r[i] - dot * q[i]);
+    unit(r, d);
+    double sn = sqrt(1 - c * c);
+    for (size_t i = 0; i < d; i++) s[i] = (float)(c * q[i] + sn * r[i]);
+    free(r);
+}
+
+typedef struct corpus {
+    float *Q, *S;
+    size_t nq, ns, d;
+} corpus;
+
+/* Random corpus with planted pairs around thr: some clearly above, some within 1e-6, some below. */
+static corpus make_corpus(size_t nq, size_t ns, size_t d, float thr) {
+    corpus c = {malloc(nq * d * sizeof(float)), malloc(ns * d * sizeof(float)), nq, ns, d};
+    for (size_t i = 0; i < nq; i++) random_unit(c.Q + i * d, d);
+    for (size_t i = 0; i < ns; i++) random_unit(c.S + i * d, d);
+    const double offs[] = {0.1, 0.02, 3e-6, 1e-6, 2e-7, 0, -2e-7, -1e-6, -3e-6, -0.02};
+    for (size_t i = 0; i < ns / 3; i++) {
+        size_t q = (i * 7) % nq;
+        double cc = thr + offs[i % 10];
+        if (cc > 1) cc = 1;
+        at_cosine(c.Q + q * d, c.S + ((i * 13) % ns) * d, d, cc);
+    }
+    return c;
+}
+
+static void corpus_free(corpus *c) {
+    free(c->Q);
+    free(c->S);
+}
+
+static int near_threshold(const corpus *c, float thr) {
+    int n = 0;
+    for (size_t q = 0; q < c->nq; q++)
+        for (size_t s = 0; s < c->ns; s++) {
+            float e = la_simtile_dot(c->Q + q * c->d, c->S + s * c->d, c->d);
+            if (fabsf(e - thr) < 2e-6f) n++;
+        }
+    return n;
+}
+
+/* Brute force with the same fixed-order dot product. */
+static void reference(const corpus *c, float thr, uint32_t k, la_simtile_hits *hits,
+                      uint32_t *ti, float *tc) {
+    la_simtile_top_init(ti, tc, c->nq, k);
+    for (size_t q = 0; q < c->nq; q++)
+        for (size_t s = 0; s < c->ns; s++) {
+            float e = la_simtile_dot(c->Q + q * c->d, c->S + s * c->d, c->d);
+            if (e >= thr) {
+                if (hits->n == hits->cap) {
+                    hits->cap = hits->cap ? hits->cap * 2 : 64;
+                    hits->v = realloc(hits->v, hits->cap * sizeof *hits->v);
+                }
+                hits->v[hits->n++] = (la_simtile_hit){(uint32_t)q, (uint32_t)s, e};
+            }
+            la_simtile_topk_insert(ti + q * k, tc + q * k, k, (uint32_t)s, e);
+        }
+}
+
+static void assert_same(const la_simtile_hits *a, const la_simtile_hits *b) {
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->v[i].q, b->v[i].q);
+        assert_int_equal(a->v[i].s, b->v[i].s);
+        assert_true(a->v[i].cosine == b->v[i].cosine);
+    }
+}
+
+static void check_config(const corpus *c, float thr, uint32_t k, int threads, size_t bq, size_t bs,
+                         size_t batch) {
+    la_simtile_hits ref = {0}, got = {0};
+    uint32_t *ri = malloc(c->nq * k * sizeof *ri), *gi = malloc(c->nq * k * sizeof *gi);
+    float *rc = malloc(c->nq * k * sizeof *rc), *gc = malloc(c->nq * k * sizeof *gc);
+    reference(c, thr, k, &ref, ri, rc);
+    la_simtile_params p;
+    la_simtile_params_default(&p);
+    p.threshold = thr;
+    p.topk = k;
+    p.threads = threads;
+    p.block_q = bq;
+    p.block_s = bs;
+    la_simtile_top_init(gi, gc, c->nq, k);
+    la_simtile_stats st = {0};
+    for (size_t s0 = 0; s0 < c->ns; s0 += batch) {
+        size_t n = c->ns - s0 < batch ? c->ns - s0 : batch;
+        assert_int_equal(la_cpu_simtile(c->Q, c->nq, c->S + s0 * c->d, n, c->d, (uint32_t)s0, &p,
+                                        &got, gi, gc, &st),
+                         LA_OK);
+    }
+    /* batches append in batch order; bring them into (q, s) order like the reference */
+    for (size_t i = 1; i < got.n; i++) {
+        la_simtile_hit x = got.v[i];
+        size_t j = i;
+        while (j > 0 && (got.v[j - 1].q > x.q || (got.v[j - 1].q == x.q && got.v[j - 1].s > x.s))) {
+            got.v[j] = got.v[j - 1];
+            j--;
+        }
+        got.v[j] = x;
+    }
+    assert_same(&ref, &got);
+    assert_memory_equal(ri, gi, c->nq * k * sizeof *ri);
+    assert_memory_equal(rc, gc, c->nq * k * sizeof *rc);
+    assert_true(st.gemm_flops == 2.0 * c->nq * c->ns * c->d);
+    la_simtile_hits_free(&ref);
+    la_simtile_hits_free(&got);
+    free(ri), free(gi), free(rc), free(gc);
+}
+
+static void test_matches_brute_force(void **state) {
+    const float thr = 0.8f;
+    corpus c = make_corpus(150, 900, 48, thr);
+    assert_true(near_threshold(&c, thr) > 20); /* the planted pairs do sit at the threshold */
+    check_config(&c, thr, 3, 1, 0, 0, c.ns);
+    check_config(&c, thr, 3, 2, 0, 0, c.ns);
+    check_config(&c, thr, 1, 2, 7, 13, c.ns);   /* ragged tiles */
+    check_config(&c, thr, 5, 2, 32, 64, 250);   /* seen side in batches */
+    check_config(&c, thr, 2, 1, 1, 1, 97);
+    corpus_free(&c);
+}
+
+static void test_other_dims_and_thresholds(void **state) {
+    corpus c = make_corpus(64, 700, 384, 0.9f);
+    check_config(&c, 0.9f, 4, 2, 0, 0, c.ns);
+    check_config(&c, 0.5f, 1, 2, 16, 100, 300);
+    corpus_free(&c);
+    corpus e = make_corpus(33, 41, 5, 0.95f);
+    check_config(&e, 0.95f, 1, 2, 0, 0, e.ns);
+    corpus_free(&e);
+}
+
+static void test_topk_order_is_total(void **state) {
+    uint32_t idx[3];
+    float cos[3];
+    la_simtile_top_init(idx, cos, 1, 3);
+    la_simtile_topk_insert(idx, cos, 3, 9, 0.5f);
+    la_simtile_topk_insert(idx, cos, 3, 4, 0.5f); /* tie: lower index first */
+    la_simtile_topk_insert(idx, cos, 3, 7, 0.9f);
+    la_simtile_topk_insert(idx, cos, 3, 1, 0.1f);
+    assert_int_equal(idx[0], 7);
+    assert_int_equal(idx[1], 4);
+    assert_int_equal(idx[2], 9);
+    la_simtile_topk_insert(idx, cos, 3, 2, 0.5f); /* ranks before 4 and 9 */
+    assert_int_equal(idx[1], 2);
+    assert_int_equal(idx[2], 4);
+}
+
+static void test_bad_arguments(void **state) {
+    la_simtile_params p;
+    la_simtile_params_default(&p);
+    la_simtile_hits h = {0};
+    float v[4] = {1, 0, 0, 0};
+    assert_int_equal(la_cpu_simtile(v, 1, v, 1, 0, 0, &p, &h, NULL, NULL, NULL), LA_EINVAL);
+    p.topk = 1;
+    assert_int_equal(la_cpu_simtile(v, 1, v, 1, 4, 0, &p, &h, NULL, NULL, NULL), LA_EINVAL);
+    p.topk = 0;
+    assert_int_equal(la_cpu_simtile(v, 1, v, 1, 4, UINT32_MAX, &p, &h, NULL, NULL, NULL), LA_EINVAL);
+    assert_int_equal(la_cpu_simtile(v, 1, v, 1, 4, 0, &p, &h, NULL, NULL, NULL), LA_OK);
+    assert_int_equal(h.n, 1);
+    assert_true(h.v[0].cosine == 1.0f);
+    la_simtile_hits_free(&h);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matches_brute_force),
+        cmocka_unit_test(test_other_dims_and_thresholds),
+        cmocka_unit_test(test_topk_order_is_total),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
