@@ -9,6 +9,7 @@
 #include "exact.h"
 #include "outdir.h"
 #include "report.h"
+#include "tiers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,29 +35,46 @@ static const char k_help[] =
     "                          links (default 50; 0 turns the check off)\n"
     "  --backend auto|cpu|gpu  where similarity work runs (env LEAKAUDIT_BACKEND; default auto: the\n"
     "                          GPU when built with CUDA and a device is present, else the CPU)\n"
+    "Semantic copies (cosine of embeddings; pairs with kind semantic):\n"
+    "  --embeddings PART=FILE.npy  float32/float16 vectors, one row per input row of PART in input\n"
+    "                          order (repeat for every partition)\n"
+    "  --embedding-field NAME  vectors stored in the rows as a JSON array of numbers\n"
+    "  --embed lexical|none    without embeddings the built-in lexical embedding runs (default);\n"
+    "                          none turns the semantic tier off\n"
+    "  --semantic-threshold X  cosine threshold (default 0.82 for model embeddings, 0.50 lexical)\n"
+    "  --semantic-method auto|tiles|faiss|faiss-ivf  search method (default auto: exact tiles)\n"
+    "  --semantic-topk K       nearest seen rows kept per held-out row in nearest.jsonl (default 1)\n"
     "  --help                  this text\n"
     "\n"
     "Writes to --out: report.json, report.md, pairs.jsonl, assignments.jsonl, <partition>.jsonl for\n"
     "each partition (the clean manifests), quarantine.jsonl and rejects.jsonl.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
-enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND };
+enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC };
 
 static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"resolve", required_argument, 0, OPT_RESOLVE},
                                     {"max-cluster", required_argument, 0, OPT_MAX_CLUSTER},
                                     {"backend", required_argument, 0, OPT_BACKEND},
+                                    {"embeddings", required_argument, 0, OPT_SEMANTIC},
+                                    {"embedding-field", required_argument, 0, OPT_SEMANTIC},
+                                    {"embed", required_argument, 0, OPT_SEMANTIC},
+                                    {"semantic-threshold", required_argument, 0, OPT_SEMANTIC},
+                                    {"semantic-method", required_argument, 0, OPT_SEMANTIC},
+                                    {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
                                     {0, 0, 0, 0}};
 
 typedef struct audit_opts {
     la_resolve resolve;
     size_t max_cluster;
     la_backend_req backend;
+    la_semantic_opts semantic;
 } audit_opts;
 
-static la_status audit_option(audit_opts *ao, int opt, const char *arg)
+static la_status audit_option(audit_opts *ao, int opt, const char *name, const char *arg)
 {
     switch (opt) {
+    case OPT_SEMANTIC: return la_semantic_option(&ao->semantic, name, arg);
     case OPT_RESOLVE: return la_resolve_parse(arg, &ao->resolve);
     case OPT_BACKEND: return la_backend_parse(arg, &ao->backend);
     case OPT_MAX_CLUSTER: {
@@ -72,7 +90,7 @@ static la_status audit_option(audit_opts *ao, int opt, const char *arg)
 
 static int exit_for(la_status s) { return s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL; }
 
-static la_status write_outputs(const la_cli *c, const la_report *r)
+static la_status write_outputs(const la_cli *c, const la_report *r, const la_tier_out *sem)
 {
     la_outdir od;
     LA_TRY(la_outdir_begin(c->out, &od));
@@ -90,6 +108,7 @@ static la_status write_outputs(const la_cli *c, const la_report *r)
     EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b));
     EMIT("quarantine.jsonl", la_report_manifest(r, LA_OUT_QUARANTINE, &b));
     EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
+    if (s == LA_OK && sem && sem->json.n) s = la_outdir_write(&od, "nearest.jsonl", &sem->extra);
     for (uint32_t p = 0; p < la_table_npart(r->table) && s == LA_OK; p++) {
         char name[96];
         snprintf(name, sizeof name, "%s.jsonl", la_table_part_name(r->table, p));
@@ -145,11 +164,16 @@ int la_cmd_audit(int argc, char **argv)
 {
     la_cli c;
     la_cli_init(&c, "audit");
-    audit_opts aopt = {LA_RESOLVE_QUARANTINE, LA_DEFAULT_MAX_CLUSTER, LA_BACKEND_AUTO};
-    int opt, rc = LA_EXIT_INTERNAL;
+    audit_opts aopt;
+    memset(&aopt, 0, sizeof aopt);
+    aopt.resolve = LA_RESOLVE_QUARANTINE;
+    aopt.max_cluster = LA_DEFAULT_MAX_CLUSTER;
+    aopt.backend = LA_BACKEND_AUTO;
+    la_semantic_opts_init(&aopt.semantic);
+    int opt, longi = 0, rc = LA_EXIT_INTERNAL;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "-", k_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "-", k_options, &longi)) != -1) {
         if (opt == LA_OPT_HELP) {
             printf(k_help, la_cli_common_help);
             la_cli_free(&c);
@@ -161,7 +185,7 @@ int la_cmd_audit(int argc, char **argv)
             la_cli_free(&c);
             return LA_EXIT_USAGE;
         }
-        la_status s = audit_option(&aopt, opt, optarg);
+        la_status s = audit_option(&aopt, opt, k_options[longi].name, optarg);
         if (s == LA_EUNSUPPORTED) s = la_cli_option(&c, opt, optarg);
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit audit: %s\n", la_last_error());
@@ -169,6 +193,7 @@ int la_cmd_audit(int argc, char **argv)
             return LA_EXIT_USAGE;
         }
     }
+    c.load.embedding_field = aopt.semantic.enabled ? aopt.semantic.embedding_field : NULL;
     if (la_cli_finish(&c) != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s (see leakaudit audit --help)\n", la_last_error());
         la_cli_free(&c);
@@ -217,6 +242,17 @@ int la_cmd_audit(int argc, char **argv)
     if (s == LA_OK) s = la_audit_evidence(t, &ao, &pairs, &a);
     double t3 = la_cli_now();
     timings[ntimings++] = (la_report_timing){"links_s", t3 - t2};
+    la_tier_out sem;
+    memset(&sem, 0, sizeof sem);
+    la_report_section sections[4];
+    size_t nsections = 0;
+    if (s == LA_OK && aopt.semantic.enabled) {
+        s = la_tier_semantic(&aopt.semantic, &L, t, heldout, c.threads, &pairs, &sem);
+        if (s == LA_OK) sections[nsections++] = (la_report_section){"semantic", sem.json.p, sem.md.p};
+        double t3b = la_cli_now();
+        timings[ntimings++] = (la_report_timing){"semantic_s", t3b - t3};
+        t3 = t3b;
+    }
     if (s == LA_OK) {
         la_pairs_normalize(&pairs);
         s = la_audit_decide(t, &ao, &pairs, ex.dup_of, &a);
@@ -261,7 +297,9 @@ int la_cmd_audit(int argc, char **argv)
         timings[ntimings++] = (la_report_timing){"total_s", t4 - t0};
         r.timings = timings;
         r.ntimings = ntimings;
-        s = write_outputs(&c, &r);
+        r.sections = sections;
+        r.nsections = nsections;
+        s = write_outputs(&c, &r, &sem);
         if (s == LA_OK) {
             if (!c.quiet) print_summary(&c, &r, &a);
             rc = r.exit_code;
@@ -271,6 +309,8 @@ int la_cmd_audit(int argc, char **argv)
         fprintf(stderr, "leakaudit audit: %s\n", la_last_error()[0] ? la_last_error() : la_strerror(s));
         rc = exit_for(s);
     }
+    la_tier_out_free(&sem);
+    la_semantic_opts_free(&aopt.semantic);
     la_audit_free(&a);
     la_exact_result_free(&ex);
     la_pairs_free(&pairs);

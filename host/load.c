@@ -2,6 +2,7 @@
 #include "load.h"
 
 #include "input.h"
+#include "semantic.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@ void la_loader_free(la_loader *L)
     free(L->rejects);
     for (size_t i = 0; i < L->nfiles; i++) free(L->files[i].path);
     free(L->files);
+    free(L->emb);
     memset(L, 0, sizeof *L);
 }
 
@@ -229,10 +231,12 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     la_table *t = L->table;
     const la_load_opts *o = &L->opts;
     L->files[p->file].rows_read++;
-    uint32_t part = LA_NO_PART;
+    uint32_t part = LA_NO_PART, row_ordinal_slot = LA_NO_PART;
     if (p->part) la_table_part(t, p->part, &part);
 
+    if (part != LA_NO_PART && part < 64) row_ordinal_slot = part;
     if (!rec) {
+        if (row_ordinal_slot != LA_NO_PART) L->part_records[row_ordinal_slot]++;
         reason(p, "record", "%s", parse_error);
         if (p->st != LA_OK) return la_error(p->st, "out of memory");
         return push_reject(p, line, part, NULL, raw, rawlen);
@@ -241,6 +245,7 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     la_row row;
     memset(&row, 0, sizeof row);
     row.date = LA_NO_DATE;
+    float *vec = NULL;
     row.score = NAN;
     row.file = p->file;
     row.line = line;
@@ -362,13 +367,76 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
         }
     }
 
+    /* embedding vector */
+    if (o->embedding_field) {
+        json_object *ev = get_path(rec, o->embedding_field);
+        size_t dim = ev && json_object_is_type(ev, json_type_array) ? json_object_array_length(ev) : 0;
+        if (!ev) reason(p, o->embedding_field, "missing; expected an array of numbers (--embedding-field)");
+        else if (dim == 0) reason(p, o->embedding_field, "expected a non-empty array of numbers, got %s", type_name(ev));
+        else if (L->emb_dim && dim != L->emb_dim)
+            reason(p, o->embedding_field, "expected %zu numbers as in the first row, got %zu", L->emb_dim, dim);
+        else {
+            vec = malloc(dim * sizeof *vec);
+            if (!vec) return la_error(LA_ENOMEM, "out of memory");
+            for (size_t k = 0; k < dim && vec; k++) {
+                json_object *x = json_object_array_get_idx(ev, k);
+                if (!x || !(json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
+                    reason(p, o->embedding_field, "element %zu: expected a number, got %s", k, x ? type_name(x) : "null");
+                    free(vec);
+                    vec = NULL;
+                } else {
+                    vec[k] = (float)json_object_get_double(x);
+                }
+            }
+            if (vec) {
+                char where[300];
+                snprintf(where, sizeof where, "%s", o->embedding_field);
+                if (la_vec_check_normalize(vec, dim, where) != LA_OK) {
+                    /* the message reads "FIELD: component C is NaN" or similar */
+                    const char *m = la_last_error();
+                    size_t fl = strlen(o->embedding_field);
+                    reason(p, o->embedding_field, "%s", !strncmp(m, o->embedding_field, fl) && m[fl] == ':' ? m + fl + 2 : m);
+                    free(vec);
+                    vec = NULL;
+                } else if (!L->emb_dim) {
+                    L->emb_dim = dim;
+                }
+            }
+        }
+    }
+
     /* the record as a whole */
     if (p->nreasons == 0) {
         long at = utf8_invalid_at(raw, rawlen);
         if (at >= 0) reason(p, "record", "invalid UTF-8 (byte 0x%02x at offset %ld of the line)", (unsigned char)raw[at], at);
     }
-    if (p->st != LA_OK) return la_error(p->st, "out of memory");
-    if (p->nreasons) return push_reject(p, line, part, id, raw, rawlen);
+    if (part != LA_NO_PART && part < 64) row.ordinal = (uint32_t)L->part_records[part]++;
+    if (p->st != LA_OK) {
+        free(vec);
+        return la_error(p->st, "out of memory");
+    }
+    if (p->nreasons) {
+        free(vec);
+        return push_reject(p, line, part, id, raw, rawlen);
+    }
+
+    /* accepted: the vector joins the matrix in table order */
+    if (o->embedding_field) {
+        size_t nrow = la_table_nrows(t);
+        if ((nrow + 1) * L->emb_dim > L->emb_cap) {
+            size_t cap = L->emb_cap ? L->emb_cap * 2 : 1024 * L->emb_dim;
+            while (cap < (nrow + 1) * L->emb_dim) cap *= 2;
+            float *m = realloc(L->emb, cap * sizeof *m);
+            if (!m) {
+                free(vec);
+                return la_error(LA_ENOMEM, "out of memory storing embeddings");
+            }
+            L->emb = m;
+            L->emb_cap = cap;
+        }
+        memcpy(L->emb + nrow * L->emb_dim, vec, L->emb_dim * sizeof *vec);
+        free(vec);
+    }
 
     /* accepted: copy strings into the table's arena */
     row.part = part;

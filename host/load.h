@@ -26,6 +26,7 @@ typedef struct la_load_opts {
     int require_date;                           /* split: every row needs a date */
     int require_label;                          /* three-set split: every row needs a label */
     la_format format;                           /* LA_FMT_AUTO: by extension or content */
+    const char *embedding_field;                /* vectors in the rows (--embedding-field), or NULL */
     const char *const *known_parts;             /* allowed values of the split field */
     size_t nknown;
 } la_load_opts;
@@ -39,6 +40,9 @@ typedef struct la_loader {
     size_t nrejects, caprejects;
     la_file_info *files;   /* indexed like the table's files */
     size_t nfiles, capfiles;
+    size_t part_records[64]; /* records seen per partition index (placed or rejected) */
+    float *emb;            /* with embedding_field: nrows x emb_dim in table order */
+    size_t emb_dim, emb_cap;
 } la_loader;
 
 void la_loader_init(la_loader *L, la_table *t, const la_load_opts *o);

@@ -118,7 +118,8 @@ typedef struct la_row {
     int32_t date;          /* days since 1970-01-01, LA_NO_DATE when absent */
     uint32_t part;         /* partition index into the table's partitions */
     uint32_t file;         /* index into the table's file names */
-    uint32_t line;         /* 1-based line (JSONL) or record number + 1 (CSV, counting the header) */
+    uint32_t line;         /* 1-based physical line where the record starts */
+    uint32_t ordinal;      /* 0-based position among the records of its partition (rejected ones counted) */
 } la_row;
 
 typedef struct la_table la_table;

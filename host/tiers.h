@@ -1,0 +1,49 @@
+/*
+ * tiers.h - the evidence tiers beyond exact/family/time as the audit pipeline runs them: options,
+ * preparing their inputs (embeddings from .npy files, a JSON field or the built-in lexical
+ * embedding), running them, and their report sections.
+ */
+#ifndef LA_TIERS_H
+#define LA_TIERS_H
+
+#include "buf.h"
+#include "leakaudit.h"
+#include "load.h"
+
+#define LA_MAX_EMB_FILES 16
+
+typedef struct la_semantic_opts {
+    int enabled;                 /* --embed none turns the tier off */
+    int lexical;                 /* no embeddings given: the built-in lexical embedding */
+    const char *emb_part[LA_MAX_EMB_FILES];   /* --embeddings PART=FILE.npy */
+    const char *emb_path[LA_MAX_EMB_FILES];
+    char *owned[LA_MAX_EMB_FILES];
+    size_t nemb;
+    const char *embedding_field; /* --embedding-field */
+    double threshold;            /* NaN: the default for the embedding kind */
+    int method;
+    unsigned topk;
+    unsigned lexical_dim;
+} la_semantic_opts;
+
+void la_semantic_opts_init(la_semantic_opts *o);
+void la_semantic_opts_free(la_semantic_opts *o);
+/* Options: "embeddings", "embedding-field", "embed", "semantic-threshold", "semantic-method",
+ * "semantic-topk". Returns LA_EUNSUPPORTED for other names. */
+la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *arg);
+
+/* Output of one tier for the report. */
+typedef struct la_tier_out {
+    la_buf json;      /* findings.<name> */
+    la_buf md;        /* report.md section */
+    la_buf extra;     /* an extra file (nearest.jsonl for semantic), may be empty */
+    double seconds;
+} la_tier_out;
+
+void la_tier_out_free(la_tier_out *o);
+
+/* Run the semantic tier: pairs appended to `pairs`. */
+la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
+                           int threads, la_pairs *pairs, la_tier_out *out);
+
+#endif /* LA_TIERS_H */
