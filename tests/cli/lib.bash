@@ -1,0 +1,80 @@
+# lib.bash - assertions shared by the CLI tests (sourced, not a test of its own: ctest runs *.sh).
+# Each test runs in its own scratch directory $WORK, removed again when the test passes, and
+# prints every check it makes; the first failed check ends the test with exit status 1.
+set -euo pipefail
+
+: "${LEAKAUDIT:?LEAKAUDIT must name the leakaudit binary}"
+: "${SRC:?SRC must name the source directory}"
+: "${WORK:?WORK must name a scratch directory}"
+
+# python3 may be a version-manager shim that takes a fifth of a second to start: resolve it once.
+command -v python3 >/dev/null || { echo "python3 is needed by the CLI tests" >&2; exit 1; }
+LA_PYTHON=$(python3 -c 'import sys; print(sys.executable)')
+python3() { "$LA_PYTHON" "$@"; }
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in out.txt err.txt; do
+        if [ -s "$f" ]; then
+            echo "--- $f" >&2
+            head -n 40 "$f" >&2
+        fi
+    done
+    exit 1
+}
+
+check() { echo "check: $*"; }
+
+# la ARGS...: run leakaudit, stdout in out.txt, stderr in err.txt, exit status in $rc.
+la() {
+    set +e
+    "$LEAKAUDIT" "$@" >out.txt 2>err.txt
+    rc=$?
+    set -e
+}
+
+expect_rc() { [ "$rc" -eq "$1" ] || fail "expected exit $1, got $rc (leakaudit ${2:-})"; }
+
+# expect_has FILE TEXT: FILE holds TEXT (fixed string).
+expect_has() { grep -qF -- "$2" "$1" || fail "$1 does not contain: $2"; }
+expect_lacks() { ! grep -qF -- "$2" "$1" || fail "$1 contains: $2"; }
+
+expect_same() { cmp -s "$1" "$2" || { diff -u "$1" "$2" | head -n 40 >&2; fail "$1 and $2 differ"; }; }
+
+# tree_digest DIR: one line per file (name and SHA-256), to compare a directory before and after.
+tree_digest() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
+
+# no_leftovers DIR: nothing beside DIR from an unfinished write (DIR.tmp-*, DIR.old-*).
+no_leftovers() {
+    local d
+    for d in "$1".tmp-* "$1".old-*; do
+        [ -e "$d" ] && fail "left behind: $d"
+    done
+    return 0
+}
+
+# json_get FILE EXPR: evaluate a Python expression over the parsed JSON document `j`.
+json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# strip_report IN OUT: report.json without the fields documented as varying between runs
+# (the timings object and every input's blake2b_256 fingerprint).
+strip_report() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j.pop("timings", None)
+for i in j.get("inputs", []):
+    i.pop("blake2b_256", None)
+open(sys.argv[2], "w").write(json.dumps(j, indent=1, ensure_ascii=False) + "\n")
+PY
+}
+
+pass() {
+    cd /
+    rm -rf "$WORK"
+    echo "PASS"
+}

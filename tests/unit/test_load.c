@@ -1,0 +1,544 @@
+/*
+ * test_load.c - every validation rule of the loader, through la_load_file on real files in a
+ * temporary directory: each bad record becomes a reject with its line and the exact
+ * "FIELD: what was expected" reason, and every good record a row. Also the input formats (JSONL,
+ * CSV, TSV, gzip, zstd), generated ids, dotted paths and joined text fields.
+ * Not for: what the commands do with rejects (see tests/cli/).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "leakaudit.h"
+#include "load.h"
+
+typedef struct fixture {
+    char dir[64];
+    char path[8][256]; /* files written by this test, removed in teardown */
+    int npath;
+    la_table *t;
+    la_loader L;
+    la_load_opts o;
+    int loader_ready;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/la-test-load-XXXXXX");
+    if (!mkdtemp(f->dir)) return -1;
+    if (la_table_new(&f->t) != LA_OK) return -1;
+    la_load_opts_default(&f->o);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < f->npath; i++) unlink(f->path[i]);
+    rmdir(f->dir);
+    if (f->loader_ready) la_loader_free(&f->L);
+    la_table_free(f->t);
+    free(f);
+    return 0;
+}
+
+/* Write bytes to DIR/name and return the path (owned by the fixture). */
+static const char *put(fixture *f, const char *name, const void *data, size_t n)
+{
+    assert_true(f->npath < 8);
+    char *p = f->path[f->npath++];
+    snprintf(p, 256, "%s/%s", f->dir, name);
+    FILE *fp = fopen(p, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(data, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+    return p;
+}
+
+static const char *put_str(fixture *f, const char *name, const char *s) { return put(f, name, s, strlen(s)); }
+
+static la_loader *loader(fixture *f)
+{
+    if (!f->loader_ready) {
+        la_loader_init(&f->L, f->t, &f->o);
+        f->loader_ready = 1;
+    }
+    return &f->L;
+}
+
+static void load(fixture *f, const char *path, const char *part)
+{
+    la_status s = la_load_file(loader(f), path, part);
+    if (s != LA_OK) fail_msg("la_load_file(%s): %s", path, la_last_error());
+}
+
+/* Reject k has one reason, on this line, equal to `reason`; its full message is PATH:LINE: reason. */
+static void expect_reject(fixture *f, size_t k, const char *path, uint32_t line, const char *reason)
+{
+    assert_true(k < f->L.nrejects);
+    const la_reject *r = &f->L.rejects[k];
+    assert_int_equal(r->line, line);
+    assert_int_equal(r->nreasons, 1);
+    assert_string_equal(r->reasons[0], reason);
+    char want[1024];
+    snprintf(want, sizeof want, "%s:%u: %s", path, line, reason);
+    char *m = la_reject_message(&f->L, r, 0);
+    assert_non_null(m);
+    assert_string_equal(m, want);
+    free(m);
+}
+
+static const la_row *row(fixture *f, const char *id)
+{
+    size_t i = la_table_find_id(f->t, id);
+    if (i == (size_t)-1) fail_msg("no row with id '%s'", id);
+    return &la_table_rows_const(f->t)[i];
+}
+
+/* Counts add up for every file: rows read = rows placed (from that file) + rows rejected. */
+static void expect_counts(fixture *f, size_t file, size_t read, size_t rejected)
+{
+    assert_true(file < f->L.nfiles);
+    assert_int_equal(f->L.files[file].rows_read, read);
+    assert_int_equal(f->L.files[file].rows_rejected, rejected);
+    size_t placed = 0;
+    const la_row *rows = la_table_rows_const(f->t);
+    for (size_t i = 0; i < la_table_nrows(f->t); i++) placed += rows[i].file == file;
+    assert_int_equal(placed + rejected, read);
+}
+
+/* ---- id ---- */
+
+static void test_duplicate_id(void **state)
+{
+    fixture *f = *state;
+    const char *a = put_str(f, "a.jsonl",
+                            "{\"id\":\"q1\",\"text\":\"one\"}\n"
+                            "{\"id\":\"q2\",\"text\":\"two\"}\n"
+                            "{\"id\":\"q1\",\"text\":\"three\"}\n");
+    const char *b = put_str(f, "b.jsonl", "{\"id\":\"q2\",\"text\":\"again\"}\n{\"id\":\"q3\",\"text\":\"x\"}\n");
+    load(f, a, "dev");
+    load(f, b, "test");
+    assert_int_equal(la_table_nrows(f->t), 3);
+    assert_int_equal(f->L.nrejects, 2);
+    char want[512];
+    snprintf(want, sizeof want, "id: duplicate id 'q1' (first seen at %s:1)", a);
+    expect_reject(f, 0, a, 3, want);
+    /* unique across all inputs, not only within a file */
+    snprintf(want, sizeof want, "id: duplicate id 'q2' (first seen at %s:2)", a);
+    expect_reject(f, 1, b, 1, want);
+    assert_string_equal(row(f, "q1")->text, "one"); /* the first keeps its place */
+    expect_counts(f, 0, 3, 1);
+    expect_counts(f, 1, 2, 1);
+}
+
+static void test_empty_missing_and_typed_id(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "ids.jsonl",
+                            "{\"id\":\"ok\",\"text\":\"fine\"}\n"
+                            "{\"id\":\"\",\"text\":\"empty id\"}\n"
+                            "{\"text\":\"no id here, but other rows have one\"}\n"
+                            "{\"id\":17,\"text\":\"number id\"}\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    assert_int_equal(f->L.nrejects, 3);
+    expect_reject(f, 0, p, 2, "id: empty; expected a non-empty string");
+    expect_reject(f, 1, p, 3, "id: missing; expected a non-empty string");
+    expect_reject(f, 2, p, 4, "id: expected a non-empty string, got a number");
+    assert_int_equal(f->L.files[0].ids_generated, 0);
+    expect_counts(f, 0, 4, 3);
+}
+
+static void test_generated_ids(void **state)
+{
+    fixture *f = *state;
+    /* GSM8K-like: no id field anywhere, a blank line in between */
+    const char *p = put_str(f, "gsm.jsonl",
+                            "{\"question\":\"How many apples?\",\"answer\":\"3\"}\n"
+                            "\n"
+                            "{\"question\":\"How many pears?\",\"answer\":\"4\"}\n");
+    f->o.text_fields[0] = "question";
+    load(f, p, "test");
+    assert_int_equal(f->L.nrejects, 0);
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_string_equal(row(f, "gsm.jsonl:1")->text, "How many apples?");
+    assert_string_equal(row(f, "gsm.jsonl:3")->text, "How many pears?");
+    assert_int_equal(row(f, "gsm.jsonl:3")->line, 3);
+    assert_int_equal(f->L.files[0].ids_generated, 1);
+}
+
+/* ---- dates ---- */
+
+static void test_dates(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "dates.jsonl",
+                            "{\"id\":\"d1\",\"text\":\"t\",\"available_on\":\"2026-07-01\"}\n"
+                            "{\"id\":\"d2\",\"text\":\"t\",\"available_on\":\"2026-7-1\"}\n"
+                            "{\"id\":\"d3\",\"text\":\"t\",\"available_on\":\"2026-02-30\"}\n"
+                            "{\"id\":\"d4\",\"text\":\"t\",\"available_on\":\"\xef\xbc\x92\xef\xbc\x90\xef\xbc\x92\xef\xbc\x96-07-01\"}\n"
+                            "{\"id\":\"d5\",\"text\":\"t\",\"available_on\":\"2026-07-01T10:00:00Z\"}\n"
+                            "{\"id\":\"d6\",\"text\":\"t\",\"available_on\":20260701}\n"
+                            "{\"id\":\"d7\",\"text\":\"t\"}\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_int_equal(f->L.nrejects, 5);
+    expect_reject(f, 0, p, 2, "available_on: expected a date YYYY-MM-DD that exists on the calendar, got '2026-7-1'");
+    expect_reject(f, 1, p, 3, "available_on: expected a date YYYY-MM-DD that exists on the calendar, got '2026-02-30'");
+    expect_reject(f, 2, p, 4,
+                  "available_on: expected a date YYYY-MM-DD that exists on the calendar, got "
+                  "'\\xef\\xbc\\x92\\xef\\xbc\\x90\\xef\\xbc\\x92\\xef\\xbc\\x96-07-01'");
+    expect_reject(f, 3, p, 5,
+                  "available_on: expected a date YYYY-MM-DD that exists on the calendar, got '2026-07-01T10:00:00Z'");
+    expect_reject(f, 4, p, 6, "available_on: expected a date string YYYY-MM-DD, got a number");
+    int32_t want;
+    assert_int_equal(la_date_parse("2026-07-01", 10, 0, &want), LA_OK);
+    assert_int_equal(row(f, "d1")->date, want);
+    assert_int_equal(row(f, "d7")->date, LA_NO_DATE); /* a date is optional for audit */
+}
+
+static void test_timestamp_allowed(void **state)
+{
+    fixture *f = *state;
+    f->o.allow_timestamp = 1;
+    const char *p = put_str(f, "ts.jsonl",
+                            "{\"id\":\"d1\",\"text\":\"t\",\"available_on\":\"2026-07-01T10:00:00Z\"}\n"
+                            "{\"id\":\"d2\",\"text\":\"t\",\"available_on\":\"2026-02-30T10:00:00Z\"}\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    int32_t want;
+    assert_int_equal(la_date_parse("2026-07-01", 10, 0, &want), LA_OK);
+    assert_int_equal(row(f, "d1")->date, want);
+    expect_reject(f, 0, p, 2,
+                  "available_on: expected a date YYYY-MM-DD that exists on the calendar (or an ISO 8601 timestamp), "
+                  "got '2026-02-30T10:00:00Z'");
+}
+
+static void test_split_requires_date(void **state)
+{
+    fixture *f = *state;
+    f->o.require_date = 1;
+    f->o.require_text = 0;
+    const char *p = put_str(f, "s.jsonl", "{\"id\":\"a\",\"available_on\":\"2026-01-01\"}\n{\"id\":\"b\"}\n");
+    load(f, p, "input");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    assert_null(row(f, "a")->text); /* text is optional for split */
+    expect_reject(f, 0, p, 2,
+                  "available_on: missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
+}
+
+/* ---- text and UTF-8 ---- */
+
+static void test_text_rules(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "t.jsonl",
+                            "{\"id\":\"a\",\"text\":\"fine\"}\n"
+                            "{\"id\":\"b\"}\n"
+                            "{\"id\":\"c\",\"text\":42}\n"
+                            "{\"id\":\"d\",\"text\":[\"x\"]}\n"
+                            "{\"id\":\"e\",\"text\":{\"x\":1}}\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    expect_reject(f, 0, p, 2, "text: missing; expected a string");
+    expect_reject(f, 1, p, 3, "text: expected a string, got a number");
+    expect_reject(f, 2, p, 4, "text: expected a string, got an array");
+    expect_reject(f, 3, p, 5, "text: expected a string, got an object");
+    assert_string_equal(f->L.rejects[0].id, "b"); /* the reject keeps its id for the report */
+    expect_counts(f, 0, 5, 4);
+}
+
+static void test_invalid_utf8(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "u.jsonl",
+                            "{\"id\":\"a\",\"text\":\"bad \xff byte\"}\n"
+                            "{\"id\":\"b\xfe\",\"text\":\"ok\"}\n"
+                            "{\"id\":\"c\",\"text\":\"overlong \xc0\xaf slash\"}\n"
+                            "{\"id\":\"d\",\"text\":\"surrogate \xed\xa0\x80\"}\n"
+                            "{\"id\":\"e\",\"text\":\"cut \xe1\xbb\"}\n"
+                            "{\"id\":\"f\",\"text\":\"ok\",\"note\":\"\x80\"}\n"
+                            "{\"id\":\"g\",\"text\":\"Vi\xe1\xbb\x87t \xe4\xb8\xad\xe6\x96\x87 ok\"}\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    assert_int_equal(f->L.nrejects, 6);
+    expect_reject(f, 0, p, 1, "text: invalid UTF-8 (byte 0xff at offset 4 of the value)");
+    expect_reject(f, 1, p, 2, "id: invalid UTF-8 (byte 0xfe at offset 1 of the value)");
+    expect_reject(f, 2, p, 3, "text: invalid UTF-8 (byte 0xc0 at offset 9 of the value)");
+    expect_reject(f, 3, p, 4, "text: invalid UTF-8 (byte 0xed at offset 10 of the value)");
+    expect_reject(f, 4, p, 5, "text: invalid UTF-8 (byte 0xe1 at offset 4 of the value)");
+    /* a field that is not read still has to be valid: the raw record is passed through */
+    expect_reject(f, 5, p, 6, "record: invalid UTF-8 (byte 0x80 at offset 30 of the line)");
+    assert_string_equal(row(f, "g")->text, "Vi\xe1\xbb\x87t \xe4\xb8\xad\xe6\x96\x87 ok");
+}
+
+/* ---- partitions ---- */
+
+static void test_split_field_partitions(void **state)
+{
+    fixture *f = *state;
+    static const char *const known[] = {"dev", "test"};
+    f->o.known_parts = known;
+    f->o.nknown = 2;
+    uint32_t dev, test;
+    assert_int_equal(la_table_part(f->t, "dev", &dev), LA_OK);
+    assert_int_equal(la_table_part(f->t, "test", &test), LA_OK);
+    const char *p = put_str(f, "mixed.jsonl",
+                            "{\"id\":\"a\",\"split\":\"dev\",\"text\":\"x\"}\n"
+                            "{\"id\":\"b\",\"split\":\"test\",\"text\":\"y\"}\n"
+                            "{\"id\":\"c\",\"split\":\"tset\",\"text\":\"z\"}\n"
+                            "{\"id\":\"d\",\"text\":\"w\"}\n"
+                            "{\"id\":\"e\",\"split\":3,\"text\":\"v\"}\n");
+    load(f, p, NULL);
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_int_equal(row(f, "a")->part, dev);
+    assert_int_equal(row(f, "b")->part, test);
+    expect_reject(f, 0, p, 3, "split: unknown partition 'tset' (known: dev, test; declare more with --parts)");
+    expect_reject(f, 1, p, 4, "split: missing; expected a partition name (or give the file with --part NAME=FILE)");
+    expect_reject(f, 2, p, 5, "split: expected a partition name, got a number");
+    assert_int_equal(f->L.rejects[0].part, LA_NO_PART);
+    assert_int_equal(la_table_npart(f->t), 2); /* the unknown name did not become a partition */
+}
+
+/* ---- record syntax ---- */
+
+static void test_malformed_json(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "m.jsonl",
+                            "{\"id\":\"a\",\"text\":\"x\"}\n"
+                            "{\"id\":\"b\",\"text\":\n"
+                            "[1,2]\n"
+                            "{\"id\":\"c\",\"text\":\"y\"} trailing\n"
+                            "{\"id\":\"d\",\"text\":\"z\"}\r\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_int_equal(f->L.nrejects, 3);
+    const la_reject *r = &f->L.rejects[0];
+    assert_int_equal(r->line, 2);
+    assert_int_equal(r->nreasons, 1);
+    assert_true(strncmp(r->reasons[0], "record: expected one JSON object per line (", 43) == 0);
+    assert_null(r->id);
+    assert_string_equal(r->raw, "{\"id\":\"b\",\"text\":"); /* the line as read */
+    expect_reject(f, 1, p, 3, "record: expected a JSON object, got another JSON value");
+    expect_reject(f, 2, p, 4, "record: expected one JSON object per line (extra text after the object)");
+    assert_int_equal(row(f, "d")->line, 5);
+    assert_string_equal(row(f, "d")->text, "z");
+    expect_counts(f, 0, 5, 3);
+}
+
+/* ---- CSV and TSV ---- */
+
+static void test_csv(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "q.csv",
+                            "id,text,family\n"                    /* 1 */
+                            "c1,\"hello, world\",fam\n"           /* 2 */
+                            "c2,\"line one\nline two\",fam\n"     /* 3-4 */
+                            "c3,\"say \"\"hi\"\"\",\n"            /* 5 */
+                            "c1,dup,\n"                           /* 6 */
+                            "c4,too,many,cells\n");               /* 7 */
+    load(f, p, "dev");
+    assert_string_equal(f->L.files[0].format, "csv");
+    assert_int_equal(la_table_nrows(f->t), 3);
+    assert_string_equal(row(f, "c1")->text, "hello, world");
+    assert_string_equal(row(f, "c1")->family, "fam");
+    assert_int_equal(row(f, "c1")->line, 2);
+    assert_string_equal(row(f, "c2")->text, "line one\nline two");
+    assert_int_equal(row(f, "c2")->line, 3);
+    assert_string_equal(row(f, "c3")->text, "say \"hi\"");
+    assert_int_equal(row(f, "c3")->line, 5); /* after a record spanning two lines */
+    assert_null(row(f, "c3")->family);       /* an empty cell is an absent value */
+    char want[512];
+    snprintf(want, sizeof want, "id: duplicate id 'c1' (first seen at %s:2)", p);
+    expect_reject(f, 0, p, 6, want);
+    expect_reject(f, 1, p, 7, "record: expected 3 fields as in the header row, got 4");
+    expect_counts(f, 0, 5, 2);
+}
+
+static void test_csv_blank_lines_and_crlf(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "b.csv",
+                            "id,text\r\n"          /* 1 */
+                            "a,\"x\r\ny\"\r\n"     /* 2-3 */
+                            "\r\n"                 /* 4: blank */
+                            "b,fine\r\n"           /* 5 */
+                            "c,too,many\r\n"       /* 6 */
+                            "d,\"p\r\n\r\nq\"\r\n"    /* 7-9: a blank line inside quotes */
+                            "e,last\r\n");         /* 10 */
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 4);
+    assert_int_equal(row(f, "d")->line, 7);
+    assert_string_equal(row(f, "d")->text, "p\r\n\r\nq");
+    assert_int_equal(row(f, "e")->line, 10);
+    assert_int_equal(row(f, "a")->line, 2);
+    assert_int_equal(row(f, "b")->line, 5);
+    assert_string_equal(row(f, "b")->text, "fine");
+    expect_reject(f, 0, p, 6, "record: expected 2 fields as in the header row, got 3");
+}
+
+static void test_tsv(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "q.tsv",
+                            "id\ttext\tlabel\n"
+                            "t1\tsay \"hi\", friend\tyes\n"
+                            "\n"
+                            "t2\tsecond\t\n"
+                            "t3\tonly two\n");
+    load(f, p, "test");
+    assert_string_equal(f->L.files[0].format, "tsv");
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_string_equal(row(f, "t1")->text, "say \"hi\", friend"); /* no quoting in TSV */
+    assert_string_equal(row(f, "t1")->label, "yes");
+    assert_int_equal(row(f, "t2")->line, 4);
+    assert_null(row(f, "t2")->label);
+    expect_reject(f, 0, p, 5, "record: expected 3 fields as in the header row, got 2");
+}
+
+/* ---- compressed input ---- */
+
+static const char k_plain[] = "{\"id\":\"z1\",\"text\":\"compressed one\"}\n"
+                              "{\"id\":\"z2\",\"text\":\"compressed two\"}\n"
+                              "{\"id\":\"\",\"text\":\"bad\"}\n";
+
+static void test_gzip(void **state)
+{
+    fixture *f = *state;
+    assert_true(f->npath < 8);
+    char *p = f->path[f->npath++];
+    snprintf(p, 256, "%s/in.jsonl.gz", f->dir);
+    gzFile g = gzopen(p, "wb");
+    assert_non_null(g);
+    assert_int_equal(gzwrite(g, k_plain, (unsigned)strlen(k_plain)), (int)strlen(k_plain));
+    assert_int_equal(gzclose(g), Z_OK);
+    load(f, p, "dev");
+    assert_string_equal(f->L.files[0].compression, "gzip");
+    assert_string_equal(f->L.files[0].format, "jsonl");
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_string_equal(row(f, "z2")->text, "compressed two");
+    assert_int_equal(row(f, "z2")->line, 2);
+    expect_reject(f, 0, p, 3, "id: empty; expected a non-empty string");
+}
+
+static void test_zstd(void **state)
+{
+    fixture *f = *state;
+    size_t cap = ZSTD_compressBound(strlen(k_plain));
+    void *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t n = ZSTD_compress(buf, cap, k_plain, strlen(k_plain), 3);
+    assert_false(ZSTD_isError(n));
+    const char *p = put(f, "in.jsonl.zst", buf, n);
+    free(buf);
+    load(f, p, "dev");
+    assert_string_equal(f->L.files[0].compression, "zstd");
+    assert_int_equal(f->L.files[0].bytes, n); /* as stored */
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_string_equal(row(f, "z1")->text, "compressed one");
+    expect_reject(f, 0, p, 3, "id: empty; expected a non-empty string");
+}
+
+static void test_gzip_csv_by_inner_extension(void **state)
+{
+    fixture *f = *state;
+    const char csv[] = "id,text\ng1,\"a, b\"\n";
+    char *p = f->path[f->npath++];
+    snprintf(p, 256, "%s/in.csv.gz", f->dir);
+    gzFile g = gzopen(p, "wb");
+    assert_non_null(g);
+    gzwrite(g, csv, (unsigned)strlen(csv));
+    assert_int_equal(gzclose(g), Z_OK);
+    load(f, p, "dev");
+    assert_string_equal(f->L.files[0].format, "csv");
+    assert_string_equal(row(f, "g1")->text, "a, b");
+}
+
+/* ---- fields ---- */
+
+static void test_dotted_path(void **state)
+{
+    fixture *f = *state;
+    f->o.text_fields[0] = "messages.0.content";
+    const char *p = put_str(f, "chat.jsonl",
+                            "{\"id\":\"m1\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi there\"},"
+                            "{\"role\":\"assistant\",\"content\":\"Hello\"}]}\n"
+                            "{\"id\":\"m2\",\"messages\":[]}\n"
+                            "{\"id\":\"m3\",\"messages\":[{\"role\":\"user\",\"content\":7}]}\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    assert_string_equal(row(f, "m1")->text, "Hi there");
+    expect_reject(f, 0, p, 2, "messages.0.content: missing; expected a string");
+    expect_reject(f, 1, p, 3, "messages.0.content: expected a string, got a number");
+}
+
+static void test_joined_text_fields(void **state)
+{
+    fixture *f = *state;
+    f->o.text_fields[0] = "question";
+    f->o.text_fields[1] = "answer";
+    f->o.ntext = 2;
+    const char *p = put_str(f, "qa.jsonl",
+                            "{\"id\":\"a\",\"question\":\"What is 2+2?\",\"answer\":\"4\"}\n"
+                            "{\"id\":\"b\",\"question\":\"No answer?\"}\n");
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    assert_string_equal(row(f, "a")->text, "What is 2+2?\n4");
+    expect_reject(f, 0, p, 2, "answer: missing; expected a string");
+}
+
+static void test_several_reasons_in_one_row(void **state)
+{
+    fixture *f = *state;
+    const char *p = put_str(f, "many.jsonl", "{\"id\":\"\",\"available_on\":\"2026-7-1\"}\n");
+    load(f, p, "dev");
+    assert_int_equal(f->L.nrejects, 1);
+    const la_reject *r = &f->L.rejects[0];
+    assert_int_equal(r->nreasons, 3);
+    assert_string_equal(r->reasons[0], "id: empty; expected a non-empty string");
+    assert_string_equal(r->reasons[1], "text: missing; expected a string");
+    assert_string_equal(r->reasons[2],
+                        "available_on: expected a date YYYY-MM-DD that exists on the calendar, got '2026-7-1'");
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_duplicate_id),
+        T(test_empty_missing_and_typed_id),
+        T(test_generated_ids),
+        T(test_dates),
+        T(test_timestamp_allowed),
+        T(test_split_requires_date),
+        T(test_text_rules),
+        T(test_invalid_utf8),
+        T(test_split_field_partitions),
+        T(test_malformed_json),
+        T(test_csv),
+        T(test_csv_blank_lines_and_crlf),
+        T(test_tsv),
+        T(test_gzip),
+        T(test_zstd),
+        T(test_gzip_csv_by_inner_extension),
+        T(test_dotted_path),
+        T(test_joined_text_fields),
+        T(test_several_reasons_in_one_row),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
