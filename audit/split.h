@@ -18,7 +18,7 @@ typedef struct la_split_group {
 } la_split_group;
 
 typedef struct la_split {
-    la_split_group *groups;   /* sorted by family name, rows without a family after, by id */
+    la_split_group *groups;   /* sorted by the smallest id of each group */
     size_t ngroups;
     uint32_t *group_of;       /* per row */
 } la_split;

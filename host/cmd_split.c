@@ -176,6 +176,8 @@ int la_cmd_split(int argc, char **argv)
     if (s == LA_OK) s = la_table_part(t, "dev", &dev);
     if (s == LA_OK) s = la_table_part(t, "test", &test);
     if (s == LA_OK) s = la_cli_load(&c, t, &L);
+    /* split inputs have no partition of their own: rejects say so */
+    for (size_t k = 0; k < L.nrejects; k++) L.rejects[k].part = LA_NO_PART;
     size_t n = t ? la_table_nrows(t) : 0;
     if (s == LA_OK) {
         a.out = malloc((n ? n : 1) * sizeof *a.out);

@@ -66,7 +66,7 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
                 res->ndup++;
             }
         }
-        /* cross-boundary pairs: every first copy on a seen side with every first copy held out */
+        /* cross-boundary pairs: every copy on a seen side with every copy held out */
         int has_held = 0, has_seen = 0;
         for (size_t i = g; i < e; i++) {
             if (rows[order[i]].part == heldout) has_held = 1;
