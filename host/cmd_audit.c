@@ -11,6 +11,7 @@
 #include "report.h"
 #include "tiers.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,15 +127,20 @@ static la_status write_outputs(const la_cli *c, const la_report *r, const la_tie
 static void print_summary(const la_cli *c, const la_report *r, const la_audit *a)
 {
     const la_table *t = r->table;
-    size_t n = la_table_nrows(t), quarantined = 0, held = 0, held_kept = 0;
+    size_t n = la_table_nrows(t), quarantined = 0, held = 0, held_kept = 0, scored = 0;
+    double score_sum = 0;
     const la_row *rows = la_table_rows_const(t);
     for (size_t i = 0; i < n; i++) {
         if (a->out[i] == LA_OUT_QUARANTINE) quarantined++;
         if (rows[i].part == r->heldout) {
             held++;
-            if (a->out[i] != LA_OUT_QUARANTINE) held_kept++;
+            if (a->out[i] != LA_OUT_QUARANTINE) {
+                held_kept++;
+                if (!isnan(rows[i].score)) scored++, score_sum += rows[i].score;
+            }
         }
     }
+    double acc = scored ? score_sum / (double)scored : r->assumed_accuracy;
     printf("leakaudit %s audit: held out '%s'", la_version(), la_table_part_name(t, r->heldout));
     for (uint32_t p = 0; p < la_table_npart(t); p++) {
         size_t k = 0;
@@ -152,10 +158,10 @@ static void print_summary(const la_cli *c, const la_report *r, const la_audit *a
     }
     printf(") in %zu clusters; %zu rows on the wrong side of the cutoff\n", a->nclusters, a->ntime);
     printf("  within partitions: %zu duplicate rows, %zu label conflicts\n", r->ndup, r->nconflicts);
-    double hw = la_stat_ci95(r->assumed_accuracy, held_kept);
-    printf("  quarantined %zu rows; clean %s: %zu of %zu rows, 95%% interval ±%.1f points at 90%% accuracy%s\n",
-           quarantined, la_table_part_name(t, r->heldout), held_kept, held, held_kept ? 100 * hw : 100.0,
-           held_kept == 0 || hw > 0.05 ? " (too wide to gate a release)" : "");
+    double hw = la_stat_ci95(acc, held_kept);
+    printf("  quarantined %zu rows; clean %s: %zu of %zu rows, 95%% interval ±%.1f points at %.1f%% accuracy (%s)%s\n",
+           quarantined, la_table_part_name(t, r->heldout), held_kept, held, held_kept ? 100 * hw : 100.0, 100 * acc,
+           scored ? "observed" : "assumed", held_kept == 0 || hw > 0.05 ? " (too wide to gate a release)" : "");
     printf("  reports: %s/report.md (also report.json, pairs.jsonl, assignments.jsonl, manifests)\n", c->out);
     printf("  exit %d: %s\n", r->exit_code, r->leaks ? "leaks found" : "no leaks");
 }
