@@ -33,6 +33,8 @@ typedef struct feats {
     size_t padcap;
     uint32_t *cp;   /* code point start offsets in pad */
     size_t cpcap;
+    uint64_t *tmp;  /* radix sort scratch */
+    size_t tmpcap;
 } feats;
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -54,9 +56,30 @@ static int push(feats *f, uint64_t h) {
     return 0;
 }
 
-static int u64_cmp(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+/* Sort f->h ascending: LSD radix sort on bytes, skipping bytes that are equal in every key. The
+ * features of one text number in the hundreds to thousands, where this beats qsort several times. */
+static int sort_feats(feats *f) {
+    size_t n = f->n;
+    if (n < 2) return 0;
+    if (grow((void **)&f->tmp, &f->tmpcap, n, sizeof *f->tmp)) return -1;
+    uint64_t *a = f->h, *b = f->tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xFF]++;
+        if (count[(a[0] >> shift) & 0xFF] == n) continue; /* this byte is the same everywhere */
+        size_t sum = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) b[count[(a[i] >> shift) & 0xFF]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != f->h) memcpy(f->h, a, n * sizeof *a);
+    return 0;
 }
 
 /* Collect the features of one text into f->h, sorted. The group bit replaces the top bit of the
@@ -99,11 +122,11 @@ static int extract(const char *s, size_t len, uint64_t seed, feats *f) {
                 if (push(f, h | GROUP_CHAR)) return -1;
             }
     }
-    qsort(f->h, f->n, sizeof *f->h, u64_cmp);
-    return 0;
+    return sort_feats(f);
 }
 
 static void feats_free(feats *f) {
+    free(f->tmp);
     free(f->h);
     free(f->pad);
     free(f->cp);
