@@ -1,0 +1,175 @@
+/*
+ * lsh.c - LSH band selection and the bucket table (see lsh.h).
+ *
+ * The bucket table sorts its entries by key with a stable LSD radix sort (four 16-bit digits) and
+ * indexes the first entry of every distinct key in an open-addressing table of 32-bit positions, with
+ * the key's high half as a tag so most misses cost one memory access. Keys are expected to be well
+ * mixed hashes (they index the table directly).
+ */
+#include "lsh.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double la_lsh_candidate_prob(double s, int bands, int rows)
+{
+    return 1.0 - pow(1.0 - pow(s, rows), bands);
+}
+
+/* Composite Simpson rule of the candidate probability (or its complement) over [lo, hi]. */
+static double integrate(double lo, double hi, int bands, int rows, int complement)
+{
+    enum { STEPS = 256 };
+    if (hi <= lo) return 0.0;
+    double h = (hi - lo) / STEPS, sum = 0.0;
+    for (int i = 0; i <= STEPS; i++) {
+        double p = la_lsh_candidate_prob(lo + i * h, bands, rows);
+        if (complement) p = 1.0 - p;
+        double w = (i == 0 || i == STEPS) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+        sum += w * p;
+    }
+    return sum * h / 3.0;
+}
+
+la_status la_lsh_choose(double threshold, int num_perm, double fp_weight, double fn_weight, int *bands,
+                        int *rows, double *expected_recall)
+{
+    if (!(threshold > 0.0 && threshold <= 1.0))
+        return la_error(LA_EINVAL, "near threshold %g: expected a value in (0, 1]", threshold);
+    if (num_perm < 1) return la_error(LA_EINVAL, "number of permutations %d: expected at least 1", num_perm);
+    if (!(fp_weight >= 0.0 && fn_weight >= 0.0) || fp_weight + fn_weight <= 0.0)
+        return la_error(LA_EINVAL, "LSH weights %g, %g: expected non-negative, not both zero", fp_weight, fn_weight);
+    double best = INFINITY;
+    int bb = 1, br = num_perm;
+    for (int b = 1; b <= num_perm; b++) {
+        for (int r = 1; r <= num_perm / b; r++) {
+            double fp = integrate(0.0, threshold, b, r, 0);
+            double fn = integrate(threshold, 1.0, b, r, 1);
+            double err = fp_weight * fp + fn_weight * fn;
+            if (err < best - 1e-15) {
+                best = err;
+                bb = b;
+                br = r;
+            }
+        }
+    }
+    *bands = bb;
+    *rows = br;
+    if (expected_recall) *expected_recall = la_lsh_candidate_prob(threshold, bb, br);
+    return LA_OK;
+}
+
+/* ---- bucket table ---------------------------------------------------------------------------- */
+
+struct la_buckets {
+    la_bucket_entry *e;
+    size_t n, nkeys;
+    uint32_t *pos;  /* first entry of the key + 1; 0 = empty slot */
+    uint32_t *tag;  /* high 32 bits of the key */
+    size_t mask;
+};
+
+static la_status radix_sort(la_bucket_entry *e, size_t n)
+{
+    la_bucket_entry *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) return la_error(LA_ENOMEM, "out of memory sorting %zu bucket entries", n);
+    la_bucket_entry *src = e, *dst = tmp;
+    size_t *count = malloc(65536 * sizeof *count);
+    if (!count) {
+        free(tmp);
+        return la_error(LA_ENOMEM, "out of memory sorting bucket entries");
+    }
+    for (int pass = 0; pass < 4; pass++) {
+        int shift = 16 * pass;
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++) count[(src[i].key >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 0xffff]++] = src[i];
+        la_bucket_entry *t = src;
+        src = dst;
+        dst = t;
+    }
+    /* Four passes: the sorted data is back in e. */
+    free(count);
+    free(tmp);
+    return LA_OK;
+}
+
+la_status la_buckets_new(la_bucket_entry *entries, size_t n, la_buckets **out)
+{
+    if (n >= UINT32_MAX) {
+        free(entries);
+        return la_error(LA_EINVAL, "bucket table of %zu entries: at most 2^32 - 2", n);
+    }
+    la_buckets *b = calloc(1, sizeof *b);
+    if (!b) {
+        free(entries);
+        return la_error(LA_ENOMEM, "out of memory creating a bucket table");
+    }
+    b->e = entries;
+    b->n = n;
+    la_status s = radix_sort(entries, n);
+    if (s != LA_OK) {
+        la_buckets_free(b);
+        return s;
+    }
+    size_t nkeys = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || entries[i].key != entries[i - 1].key) nkeys++;
+    size_t cap = 16;
+    while (cap < 2 * nkeys) cap <<= 1;
+    b->nkeys = nkeys;
+    b->mask = cap - 1;
+    b->pos = calloc(cap, sizeof *b->pos);
+    b->tag = malloc(cap * sizeof *b->tag);
+    if (!b->pos || !b->tag) {
+        la_buckets_free(b);
+        return la_error(LA_ENOMEM, "out of memory indexing %zu bucket keys", nkeys);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && entries[i].key == entries[i - 1].key) continue;
+        uint64_t k = entries[i].key;
+        size_t slot = (size_t)k & b->mask;
+        while (b->pos[slot]) slot = (slot + 1) & b->mask;
+        b->pos[slot] = (uint32_t)(i + 1);
+        b->tag[slot] = (uint32_t)(k >> 32);
+    }
+    *out = b;
+    return LA_OK;
+}
+
+void la_buckets_free(la_buckets *b)
+{
+    if (!b) return;
+    free(b->e);
+    free(b->pos);
+    free(b->tag);
+    free(b);
+}
+
+size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry **first)
+{
+    size_t slot = (size_t)key & b->mask;
+    uint32_t tag = (uint32_t)(key >> 32);
+    for (;;) {
+        uint32_t p = b->pos[slot];
+        if (!p) return 0;
+        if (b->tag[slot] == tag && b->e[p - 1].key == key) {
+            const la_bucket_entry *f = &b->e[p - 1];
+            size_t c = 1;
+            while (p - 1 + c < b->n && f[c].key == key) c++;
+            *first = f;
+            return c;
+        }
+        slot = (slot + 1) & b->mask;
+    }
+}
+
+size_t la_buckets_size(const la_buckets *b) { return b->n; }
+size_t la_buckets_keys(const la_buckets *b) { return b->nkeys; }

@@ -1,0 +1,656 @@
+/*
+ * near.c - the near-copy tier (see near.h): signatures, candidate paths, verification.
+ *
+ * Four phases, each a parallel loop over rows or candidates whose per-item results go to fixed
+ * slots, so the output does not depend on the thread count or on scheduling:
+ *   1. signatures: shingle set size, MinHash signature, LSH band keys, SimHash, bottom-m sample;
+ *   2. bucket tables (serial): held-out rows ("h") and the other rows ("o", only when needed);
+ *   3. candidates: every row probes the tables of the other side, pairs collected per thread and
+ *      then sorted and merged;
+ *   4. verification: shingle sets are rebuilt from the text and compared exactly.
+ * Shingle sets are not kept between phases: rebuilding them costs less than storing them for a
+ * corpus of hundreds of thousands of rows.
+ */
+#include "near.h"
+
+#include "lsh.h"
+#include "shingle_core.h"
+#include "simhash_core.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void la_near_params_default(la_near_params *p)
+{
+    p->shingle_kind = LA_SHINGLE_WORD;
+    p->shingle_size = 2;
+    p->num_perm = 128;
+    p->threshold = 0.33;
+    p->containment_threshold = 0.9;
+    p->containment_min_shingles = 10;
+    p->containment_sample = 16;
+    p->simhash_k = 3;
+    p->lsh_fp_weight = 0.15;
+    p->lsh_fn_weight = 0.85;
+    p->within = 0;
+    p->threads = 0;
+}
+
+enum { SRC_LSH = 1, SRC_SIM = 2, SRC_CON = 4 };
+enum { MAX_SAMPLE = 64, MAX_THREADS = 256 };
+#define DF_BITS 24
+#define DF_SIZE ((size_t)1 << DF_BITS)
+
+/* Counter of shingle hash h in the document frequency sketch (one row of a count-min sketch:
+ * collisions can only raise a count). */
+static size_t df_slot(uint64_t h) { return (size_t)(h >> (64 - DF_BITS)); }
+
+typedef struct cand {
+    uint64_t key; /* (uint64_t)b << 32 | a: sorting keys sorts pairs by (b, a) */
+    uint32_t src;
+} cand;
+
+typedef struct scratch {
+    uint64_t *sh, *sh2;
+    size_t shcap, sh2cap;
+    uint32_t *hits;
+    size_t nhits, hitcap;
+    cand *c;
+    size_t nc, ccap;
+    uint32_t cached; /* row whose set is in sh2, or UINT32_MAX */
+    size_t ncached;
+    la_status status;
+} scratch;
+
+typedef struct near_ctx near_ctx;
+typedef void (*work_fn)(near_ctx *c, scratch *s, size_t begin, size_t end);
+
+struct near_ctx {
+    const la_row *r;
+    size_t n;
+    uint32_t held;
+    la_near_params p;
+    int bands, rpb, K, m, blocks;
+    int contain;              /* containment enabled */
+    uint32_t need[MAX_SAMPLE + 1]; /* hits needed for a sample of size i */
+    uint32_t *nsh;            /* distinct shingles per row (0: skipped) */
+    uint32_t *sig;            /* n * K */
+    uint64_t *keys;           /* n * bands */
+    uint64_t *simh;           /* n */
+    uint64_t *samp;           /* n * m: containment sample (rarest shared shingles) */
+    uint32_t *nsamp;          /* samples per row (0: the row cannot be the contained side) */
+    _Atomic uint32_t *df;     /* document frequency sketch of shingle hashes (DF_SIZE counters) */
+    la_buckets *lsh_h, *lsh_o, *sim_h, *sim_o, *con_h, *con_o;
+    cand *cands;
+    size_t ncand;
+    la_pair *res;
+    unsigned char *keep;
+    scratch *sc;
+    int nthreads;
+    work_fn fn;
+    size_t total, chunk;
+    atomic_size_t next;
+    atomic_int failed;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- parallel loop ----------------------------------------------------------------------------- */
+
+typedef struct worker_arg {
+    near_ctx *c;
+    scratch *s;
+} worker_arg;
+
+static void *worker(void *arg)
+{
+    worker_arg *w = arg;
+    near_ctx *c = w->c;
+    for (;;) {
+        if (atomic_load(&c->failed)) break;
+        size_t b = atomic_fetch_add(&c->next, c->chunk);
+        if (b >= c->total) break;
+        size_t e = b + c->chunk < c->total ? b + c->chunk : c->total;
+        c->fn(c, w->s, b, e);
+        if (w->s->status != LA_OK) atomic_store(&c->failed, 1);
+    }
+    return NULL;
+}
+
+static la_status parallel_for(near_ctx *c, size_t total, size_t chunk, work_fn fn)
+{
+    c->fn = fn;
+    c->total = total;
+    c->chunk = chunk ? chunk : 1;
+    atomic_store(&c->next, 0);
+    atomic_store(&c->failed, 0);
+    int nt = c->nthreads;
+    if ((size_t)nt > (total + c->chunk - 1) / c->chunk) nt = (int)((total + c->chunk - 1) / c->chunk);
+    if (nt < 1) nt = 1;
+    pthread_t tid[MAX_THREADS];
+    worker_arg args[MAX_THREADS];
+    int started = 0;
+    for (int i = 1; i < nt; i++) {
+        args[i].c = c;
+        args[i].s = &c->sc[i];
+        if (pthread_create(&tid[i], NULL, worker, &args[i]) != 0) break;
+        started = i;
+    }
+    args[0].c = c;
+    args[0].s = &c->sc[0];
+    worker(&args[0]);
+    for (int i = 1; i <= started; i++) pthread_join(tid[i], NULL);
+    for (int i = 0; i < c->nthreads; i++)
+        if (c->sc[i].status != LA_OK) return c->sc[i].status;
+    return LA_OK;
+}
+
+/* ---- helpers ----------------------------------------------------------------------------------- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 1;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need) nc *= 2;
+    void *q = realloc(*p, nc * elem);
+    if (!q) return 0;
+    *p = q;
+    *cap = nc;
+    return 1;
+}
+
+/* Sorted multiset of row i's shingles in *buf; returns the count, or (size_t)-1 when out of memory. */
+static size_t shingle_row(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap)
+{
+    const la_row *r = &c->r[i];
+    size_t bound = la_shingle_bound(r->norm_len);
+    if (!grow((void **)buf, cap, bound, sizeof **buf)) return (size_t)-1;
+    size_t n = la_cpu_shingle(r->norm, r->norm_len, c->p.shingle_kind, c->p.shingle_size, *buf, *cap);
+    la_cpu_shingle_sort(*buf, n);
+    return n;
+}
+
+static int push_cand(scratch *s, uint32_t a, uint32_t b, uint32_t src)
+{
+    if (!grow((void **)&s->c, &s->ccap, s->nc + 1, sizeof *s->c)) {
+        s->status = LA_ENOMEM;
+        return 0;
+    }
+    s->c[s->nc].key = (uint64_t)b << 32 | a;
+    s->c[s->nc].src = src;
+    s->nc++;
+    return 1;
+}
+
+static uint64_t block_key(int j, uint64_t value) { return la_mix64(la_mix64(0x53494d424c4f434bull + (uint64_t)j) ^ value); }
+
+static uint64_t block_value(const near_ctx *c, uint64_t h, int j)
+{
+    int base = 64 / c->blocks, extra = 64 % c->blocks;
+    int start = j * base + (j < extra ? j : extra);
+    int width = base + (j < extra ? 1 : 0);
+    uint64_t mask = width >= 64 ? ~0ull : ((1ull << width) - 1);
+    return (h >> start) & mask;
+}
+
+/* ---- phase 1: signatures ----------------------------------------------------------------------- */
+
+static void sign_rows(near_ctx *c, scratch *s, size_t begin, size_t end)
+{
+    for (size_t i = begin; i < end; i++) {
+        c->nsh[i] = 0;
+        if (!c->r[i].norm) continue;
+        size_t n = shingle_row(c, i, &s->sh, &s->shcap);
+        if (n == (size_t)-1) {
+            s->status = LA_ENOMEM;
+            return;
+        }
+        c->simh[i] = la_cpu_simhash(s->sh, n);
+        n = la_cpu_shingle_unique(s->sh, n);
+        if (n == 0) continue;
+        c->nsh[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        uint32_t *sig = c->sig + i * (size_t)c->K;
+        la_cpu_minhash(s->sh, n, c->K, sig);
+        la_cpu_lsh_keys(sig, c->bands, c->rpb, c->keys + i * (size_t)c->bands);
+        if (c->contain)
+            for (size_t k = 0; k < n; k++) atomic_fetch_add_explicit(&c->df[df_slot(s->sh[k])], 1, memory_order_relaxed);
+    }
+}
+
+/* Containment sample of each row: its m rarest shingles among those seen in at least one other row
+ * (ties broken by hash value). A contained text's shingles all occur in its host, so these are as
+ * likely to be hit as any, while common shingles, which would hit unrelated hosts, are avoided. A row
+ * whose shared shingles are fewer than threshold * its size cannot be the contained side of any pair
+ * and gets no sample. */
+static void sample_rows(near_ctx *c, scratch *s, size_t begin, size_t end)
+{
+    for (size_t i = begin; i < end; i++) {
+        c->nsamp[i] = 0;
+        if (c->nsh[i] < (uint32_t)c->p.containment_min_shingles) continue;
+        size_t n = shingle_row(c, i, &s->sh, &s->shcap);
+        if (n == (size_t)-1) {
+            s->status = LA_ENOMEM;
+            return;
+        }
+        n = la_cpu_shingle_unique(s->sh, n);
+        uint64_t best_h[MAX_SAMPLE];
+        uint32_t best_df[MAX_SAMPLE];
+        size_t nb = 0, shared = 0, m = (size_t)c->m;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t h = s->sh[k];
+            uint32_t d = atomic_load_explicit(&c->df[df_slot(h)], memory_order_relaxed);
+            if (d < 2) continue;
+            shared++;
+            /* Hashes arrive ascending, so an equal df never displaces an earlier entry. */
+            if (nb == m && d >= best_df[nb - 1]) continue;
+            size_t j = nb < m ? nb++ : nb - 1;
+            while (j > 0 && best_df[j - 1] > d) {
+                best_df[j] = best_df[j - 1];
+                best_h[j] = best_h[j - 1];
+                j--;
+            }
+            best_df[j] = d;
+            best_h[j] = h;
+        }
+        if ((double)shared < c->p.containment_threshold * (double)n) continue;
+        memcpy(c->samp + i * (size_t)c->m, best_h, nb * sizeof *best_h);
+        c->nsamp[i] = (uint32_t)nb;
+    }
+}
+
+/* ---- phase 2: tables --------------------------------------------------------------------------- */
+
+typedef enum side { SIDE_HELD, SIDE_OTHER } side;
+
+static int on_side(const near_ctx *c, size_t i, side sd)
+{
+    return c->nsh[i] && ((c->r[i].part == c->held) == (sd == SIDE_HELD));
+}
+
+static la_status build_lsh(near_ctx *c, side sd, la_buckets **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) n += on_side(c, i, sd) ? (size_t)c->bands : 0;
+    la_bucket_entry *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e) return la_error(LA_ENOMEM, "out of memory for %zu LSH bucket entries", n);
+    size_t w = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!on_side(c, i, sd)) continue;
+        for (int j = 0; j < c->bands; j++) e[w++] = (la_bucket_entry){c->keys[i * (size_t)c->bands + j], (uint32_t)i};
+    }
+    return la_buckets_new(e, n, out);
+}
+
+static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) n += on_side(c, i, sd) ? (size_t)c->blocks : 0;
+    la_bucket_entry *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e) return la_error(LA_ENOMEM, "out of memory for %zu SimHash block entries", n);
+    size_t w = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!on_side(c, i, sd)) continue;
+        for (int j = 0; j < c->blocks; j++) e[w++] = (la_bucket_entry){block_key(j, block_value(c, c->simh[i], j)), (uint32_t)i};
+    }
+    return la_buckets_new(e, n, out);
+}
+
+static la_status build_con(near_ctx *c, side sd, la_buckets **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (on_side(c, i, sd)) n += c->nsamp[i];
+    la_bucket_entry *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e) return la_error(LA_ENOMEM, "out of memory for %zu containment sample entries", n);
+    size_t w = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!on_side(c, i, sd)) continue;
+        for (size_t j = 0; j < c->nsamp[i]; j++) e[w++] = (la_bucket_entry){c->samp[i * (size_t)c->m + j], (uint32_t)i};
+    }
+    return la_buckets_new(e, n, out);
+}
+
+/* ---- phase 3: candidates ----------------------------------------------------------------------- */
+
+/* Orientation: b is the held-out row across the boundary, the larger index within a partition. */
+static int emit(near_ctx *c, scratch *s, uint32_t x, uint32_t y, uint32_t src)
+{
+    int xh = c->r[x].part == c->held, yh = c->r[y].part == c->held;
+    if (xh != yh) return xh ? push_cand(s, y, x, src) : push_cand(s, x, y, src);
+    return x < y ? push_cand(s, x, y, src) : push_cand(s, y, x, src);
+}
+
+/* Would (x, y) be a pair at all? Across the boundary, or inside one partition with `within`. */
+static int pairable(const near_ctx *c, uint32_t x, uint32_t y)
+{
+    if (x == y) return 0;
+    int xh = c->r[x].part == c->held, yh = c->r[y].part == c->held;
+    if (xh != yh) return 1;
+    return c->p.within && c->r[x].part == c->r[y].part;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void probe_row(near_ctx *c, scratch *s, uint32_t x)
+{
+    int xh = c->r[x].part == c->held;
+    /* Symmetric keys (bands, blocks): other rows probe the held-out table; with `within`, each row
+     * also probes its own side's table and keeps partners with a larger index. */
+    la_buckets *lsh[2] = {xh ? NULL : c->lsh_h, c->p.within ? (xh ? c->lsh_h : c->lsh_o) : NULL};
+    la_buckets *sim[2] = {xh ? NULL : c->sim_h, c->p.within ? (xh ? c->sim_h : c->sim_o) : NULL};
+    for (int t = 0; t < 2; t++) {
+        const la_bucket_entry *f;
+        if (lsh[t]) {
+            const uint64_t *keys = c->keys + (size_t)x * c->bands;
+            for (int j = 0; j < c->bands; j++) {
+                size_t k = la_buckets_find(lsh[t], keys[j], &f);
+                for (size_t q = 0; q < k; q++) {
+                    uint32_t y = f[q].row;
+                    if (t == 1 && (y <= x || !pairable(c, x, y))) continue;
+                    if (!emit(c, s, x, y, SRC_LSH)) return;
+                }
+            }
+        }
+        if (sim[t]) {
+            for (int j = 0; j < c->blocks; j++) {
+                size_t k = la_buckets_find(sim[t], block_key(j, block_value(c, c->simh[x], j)), &f);
+                for (size_t q = 0; q < k; q++) {
+                    uint32_t y = f[q].row;
+                    if (t == 1 && (y <= x || !pairable(c, x, y))) continue;
+                    if (la_simhash_dist(c->simh[x], c->simh[y]) > c->p.simhash_k) continue;
+                    if (!emit(c, s, x, y, SRC_SIM)) return;
+                }
+            }
+        }
+    }
+    if (!c->contain || c->nsh[x] < (uint32_t)c->p.containment_min_shingles) return;
+
+    /* Containment: x is the longer side; look every shingle of x up in the samples of the rows it
+     * may contain. Both directions across the boundary, so the held-out row can be either side. */
+    la_buckets *con[2] = {xh ? c->con_o : c->con_h, c->p.within ? (xh ? c->con_h : c->con_o) : NULL};
+    size_t n = shingle_row(c, x, &s->sh, &s->shcap);
+    if (n == (size_t)-1) {
+        s->status = LA_ENOMEM;
+        return;
+    }
+    n = la_cpu_shingle_unique(s->sh, n);
+    s->nhits = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* A shingle no other row has cannot be in another row's sample. */
+        if (atomic_load_explicit(&c->df[df_slot(s->sh[i])], memory_order_relaxed) < 2) continue;
+        for (int t = 0; t < 2; t++) {
+            if (!con[t]) continue;
+            const la_bucket_entry *f;
+            size_t k = la_buckets_find(con[t], s->sh[i], &f);
+            for (size_t q = 0; q < k; q++) {
+                uint32_t y = f[q].row;
+                if (c->nsh[y] > c->nsh[x] || !pairable(c, x, y)) continue;
+                if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) {
+                    s->status = LA_ENOMEM;
+                    return;
+                }
+                s->hits[s->nhits++] = y;
+            }
+        }
+    }
+    if (s->nhits > 1) qsort(s->hits, s->nhits, sizeof *s->hits, cmp_u32);
+    for (size_t i = 0; i < s->nhits;) {
+        size_t j = i + 1;
+        while (j < s->nhits && s->hits[j] == s->hits[i]) j++;
+        uint32_t y = s->hits[i];
+        if (j - i >= c->need[c->nsamp[y]] && !emit(c, s, x, y, SRC_CON)) return;
+        i = j;
+    }
+}
+
+static void find_candidates(near_ctx *c, scratch *s, size_t begin, size_t end)
+{
+    for (size_t i = begin; i < end && s->status == LA_OK; i++)
+        if (c->nsh[i]) probe_row(c, s, (uint32_t)i);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+    uint64_t x = ((const cand *)a)->key, y = ((const cand *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- phase 4: verification --------------------------------------------------------------------- */
+
+static void verify(near_ctx *c, scratch *s, size_t begin, size_t end)
+{
+    s->cached = UINT32_MAX;
+    for (size_t k = begin; k < end; k++) {
+        uint32_t a = (uint32_t)(c->cands[k].key & 0xffffffffu), b = (uint32_t)(c->cands[k].key >> 32);
+        c->keep[k] = 0;
+        if (s->cached != b) {
+            size_t n = shingle_row(c, b, &s->sh2, &s->sh2cap);
+            if (n == (size_t)-1) {
+                s->status = LA_ENOMEM;
+                return;
+            }
+            s->ncached = la_cpu_shingle_unique(s->sh2, n);
+            s->cached = b;
+        }
+        size_t n = shingle_row(c, a, &s->sh, &s->shcap);
+        if (n == (size_t)-1) {
+            s->status = LA_ENOMEM;
+            return;
+        }
+        size_t na = la_cpu_shingle_unique(s->sh, n), nb = s->ncached;
+        size_t inter = la_cpu_shingle_overlap(s->sh, na, s->sh2, nb);
+        size_t mn = na < nb ? na : nb;
+        double jac = (double)inter / (double)(na + nb - inter);
+        double con = (double)inter / (double)mn;
+        int hit = jac >= c->p.threshold;
+        if (c->contain && mn >= (size_t)c->p.containment_min_shingles && con >= c->p.containment_threshold) hit = 1;
+        if (!hit) continue;
+        la_pair p = la_pair_make(a, b, LA_KIND_NEAR);
+        p.jaccard = (float)jac;
+        p.containment = (float)con;
+        p.minhash = (float)la_cpu_minhash_agree(c->sig + (size_t)a * c->K, c->sig + (size_t)b * c->K, c->K) / (float)c->K;
+        p.simhash_dist = la_simhash_dist(c->simh[a], c->simh[b]);
+        c->res[k] = p;
+        c->keep[k] = 1;
+    }
+}
+
+/* ---- entry point ------------------------------------------------------------------------------- */
+
+static la_status check_params(const la_near_params *p)
+{
+    if (p->shingle_kind != LA_SHINGLE_WORD && p->shingle_kind != LA_SHINGLE_CHAR)
+        return la_error(LA_EINVAL, "near: shingle kind %d: expected word or char", p->shingle_kind);
+    if (p->shingle_size < 1 || p->shingle_size > LA_SHINGLE_MAX_N)
+        return la_error(LA_EINVAL, "near: shingle size %d: expected 1..%d", p->shingle_size, LA_SHINGLE_MAX_N);
+    if (p->num_perm < 1 || p->num_perm > LA_MINHASH_MAX_PERM)
+        return la_error(LA_EINVAL, "near: %d permutations: expected 1..%d", p->num_perm, LA_MINHASH_MAX_PERM);
+    if (!(p->threshold > 0.0 && p->threshold <= 1.0))
+        return la_error(LA_EINVAL, "near: threshold %g: expected a value in (0, 1]", p->threshold);
+    if (!(p->containment_threshold > 0.0))
+        return la_error(LA_EINVAL, "near: containment threshold %g: expected a value in (0, 1] (above 1 disables)",
+                        p->containment_threshold);
+    if (p->containment_sample < 1 || p->containment_sample > MAX_SAMPLE)
+        return la_error(LA_EINVAL, "near: containment sample %d: expected 1..%d", p->containment_sample, MAX_SAMPLE);
+    if (p->simhash_k < -1 || p->simhash_k > 7)
+        return la_error(LA_EINVAL, "near: SimHash distance %d: expected 0..7, or -1 to disable", p->simhash_k);
+    return LA_OK;
+}
+
+static void free_ctx(near_ctx *c)
+{
+    free(c->nsh);
+    free(c->sig);
+    free(c->keys);
+    free(c->simh);
+    free(c->samp);
+    free(c->nsamp);
+    free(c->df);
+    la_buckets_free(c->lsh_h);
+    la_buckets_free(c->lsh_o);
+    la_buckets_free(c->sim_h);
+    la_buckets_free(c->sim_o);
+    la_buckets_free(c->con_h);
+    la_buckets_free(c->con_o);
+    free(c->cands);
+    free(c->res);
+    free(c->keep);
+    if (c->sc) {
+        for (int i = 0; i < c->nthreads; i++) {
+            free(c->sc[i].sh);
+            free(c->sc[i].sh2);
+            free(c->sc[i].hits);
+            free(c->sc[i].c);
+        }
+        free(c->sc);
+    }
+}
+
+static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
+{
+    size_t n = c->n;
+    c->nsh = malloc((n ? n : 1) * sizeof *c->nsh);
+    c->sig = malloc((n ? n : 1) * (size_t)c->K * sizeof *c->sig);
+    c->keys = malloc((n ? n : 1) * (size_t)c->bands * sizeof *c->keys);
+    c->simh = malloc((n ? n : 1) * sizeof *c->simh);
+    c->samp = malloc((n ? n : 1) * (size_t)c->m * sizeof *c->samp);
+    c->nsamp = calloc(n ? n : 1, sizeof *c->nsamp);
+    c->sc = calloc((size_t)c->nthreads, sizeof *c->sc);
+    if (c->contain) c->df = calloc(DF_SIZE, sizeof *c->df);
+    if (!c->nsh || !c->sig || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->df))
+        return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", n);
+
+    double t0 = now_s();
+    if (parallel_for(c, n, 256, sign_rows) != LA_OK) return la_error(LA_ENOMEM, "near: out of memory shingling rows");
+    for (size_t i = 0; i < n; i++) st->rows_signed += c->nsh[i] != 0;
+    if (c->contain && parallel_for(c, n, 256, sample_rows) != LA_OK)
+        return la_error(LA_ENOMEM, "near: out of memory sampling rows");
+    double t1 = now_s();
+
+    LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
+    if (c->p.within) LA_TRY(build_lsh(c, SIDE_OTHER, &c->lsh_o));
+    if (c->p.simhash_k >= 0) {
+        LA_TRY(build_sim(c, SIDE_HELD, &c->sim_h));
+        if (c->p.within) LA_TRY(build_sim(c, SIDE_OTHER, &c->sim_o));
+    }
+    if (c->contain) {
+        LA_TRY(build_con(c, SIDE_HELD, &c->con_h));
+        LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
+    }
+    if (parallel_for(c, n, 64, find_candidates) != LA_OK)
+        return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+    size_t total = 0;
+    for (int i = 0; i < c->nthreads; i++) total += c->sc[i].nc;
+    c->cands = malloc((total ? total : 1) * sizeof *c->cands);
+    if (!c->cands) return la_error(LA_ENOMEM, "near: out of memory for %zu candidates", total);
+    for (int i = 0; i < c->nthreads; i++) {
+        memcpy(c->cands + c->ncand, c->sc[i].c, c->sc[i].nc * sizeof *c->cands);
+        c->ncand += c->sc[i].nc;
+        free(c->sc[i].c);
+        c->sc[i].c = NULL;
+        c->sc[i].nc = c->sc[i].ccap = 0;
+    }
+    qsort(c->cands, c->ncand, sizeof *c->cands, cmp_cand);
+    size_t w = 0;
+    for (size_t i = 0; i < c->ncand; i++) {
+        if (w > 0 && c->cands[w - 1].key == c->cands[i].key)
+            c->cands[w - 1].src |= c->cands[i].src;
+        else
+            c->cands[w++] = c->cands[i];
+    }
+    c->ncand = w;
+    for (size_t i = 0; i < w; i++) {
+        st->candidates_lsh += (c->cands[i].src & SRC_LSH) != 0;
+        st->candidates_simhash += (c->cands[i].src & SRC_SIM) != 0;
+        st->candidates_containment += (c->cands[i].src & SRC_CON) != 0;
+    }
+    st->candidates = w;
+    double t2 = now_s();
+
+    c->res = malloc((w ? w : 1) * sizeof *c->res);
+    c->keep = malloc(w ? w : 1);
+    if (!c->res || !c->keep) return la_error(LA_ENOMEM, "near: out of memory verifying %zu candidates", w);
+    if (parallel_for(c, w, 64, verify) != LA_OK) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
+    size_t kept = 0;
+    for (size_t i = 0; i < w; i++) kept += c->keep[i];
+    if (out->cap - out->n < kept) {
+        size_t cap = out->n + kept;
+        la_pair *v = realloc(out->v, (cap ? cap : 1) * sizeof *v);
+        if (!v) return la_error(LA_ENOMEM, "near: out of memory appending %zu pairs", kept);
+        out->v = v;
+        out->cap = cap;
+    }
+    for (size_t i = 0; i < w; i++)
+        if (c->keep[i]) out->v[out->n++] = c->res[i];
+    st->verified = kept;
+    double t3 = now_s();
+    st->seconds_signatures = t1 - t0;
+    st->seconds_candidates = t2 - t1;
+    st->seconds_verify = t3 - t2;
+    return LA_OK;
+}
+
+la_status la_near_find(const la_table *t, uint32_t heldout_part, const la_near_params *p, la_pairs *out,
+                       la_near_stats *stats)
+{
+    la_near_params def;
+    if (!p) {
+        la_near_params_default(&def);
+        p = &def;
+    }
+    LA_TRY(check_params(p));
+    if (heldout_part >= la_table_npart(t))
+        return la_error(LA_EINVAL, "near: held-out partition %u does not exist", heldout_part);
+    if (la_table_nrows(t) >= UINT32_MAX) return la_error(LA_EINVAL, "near: at most 2^32 - 1 rows");
+
+    near_ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = la_table_rows_const(t);
+    c.n = la_table_nrows(t);
+    c.held = heldout_part;
+    c.p = *p;
+    c.K = p->num_perm;
+    c.m = p->containment_sample;
+    c.blocks = p->simhash_k + 1;
+    c.contain = p->containment_threshold <= 1.0;
+    double recall;
+    LA_TRY(la_lsh_choose(p->threshold, c.K, p->lsh_fp_weight, p->lsh_fn_weight, &c.bands, &c.rpb, &recall));
+    /* Hits needed from a sample of m shingles: about 2.5 standard deviations below the mean count
+     * of a pair at exactly the containment threshold, so nearly all such pairs become candidates. */
+    double ct = p->containment_threshold < 1.0 ? p->containment_threshold : 1.0;
+    for (int m = 0; m <= MAX_SAMPLE; m++) {
+        double need = floor(m * ct - 2.5 * sqrt(m * ct * (1.0 - ct)));
+        c.need[m] = need < 1.0 ? 1u : (uint32_t)need;
+    }
+    int nt = p->threads;
+    if (nt <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = cpus > 0 ? (int)cpus : 1;
+    }
+    c.nthreads = nt > MAX_THREADS ? MAX_THREADS : nt;
+
+    la_near_stats st;
+    memset(&st, 0, sizeof st);
+    st.bands = c.bands;
+    st.rows = c.rpb;
+    st.expected_recall = recall;
+    la_status s = run(&c, out, &st);
+    free_ctx(&c);
+    if (s == LA_OK && stats) *stats = st;
+    return s;
+}

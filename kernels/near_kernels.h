@@ -1,0 +1,63 @@
+/*
+ * near_kernels.h - the CPU loops of the near-copy tier: shingling, MinHash signatures, LSH band keys
+ * and SimHash. Each loop calls the per-element math of kernels/ *_core.h; the CUDA twins
+ * (la_cuda_shingle..., la_cuda_minhash, la_cuda_simhash) will call the same functions and return the
+ * same integers.
+ *
+ * These functions are pure: no allocation (except the documented exception), no threads, no I/O.
+ * All are safe to call from many threads at once on different buffers.
+ */
+#ifndef LA_NEAR_KERNELS_H
+#define LA_NEAR_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum la_shingle_kind {
+    LA_SHINGLE_WORD = 0, /* n consecutive words (runs of non-space, non-ASCII-punctuation bytes) */
+    LA_SHINGLE_CHAR = 1  /* n consecutive Unicode code points, whitespace runs read as one space */
+};
+
+#define LA_SHINGLE_MAX_N 32
+#define LA_MINHASH_MAX_PERM 1024
+
+/* Hash every shingle of text[0..len) (UTF-8) into out[0..cap), in text order, duplicates kept.
+ * A text with fewer than n tokens but at least one gives one shingle of all its tokens; an empty
+ * text gives none. Returns the number of shingles of the text, which may exceed cap: then only the
+ * first cap were written and the caller should retry with a larger buffer. kind is a
+ * la_shingle_kind, 1 <= n <= LA_SHINGLE_MAX_N (other values give 0). */
+size_t la_cpu_shingle(const char *text, size_t len, int kind, int n, uint64_t *out, size_t cap);
+
+/* Upper bound of la_cpu_shingle's result for a text of len bytes (one shingle per byte at most). */
+static inline size_t la_shingle_bound(size_t len) { return len + 1; }
+
+/* Sort h[0..n) ascending in place. */
+void la_cpu_shingle_sort(uint64_t *h, size_t n);
+
+/* Remove duplicates from a sorted array in place; returns the number of distinct values. */
+size_t la_cpu_shingle_unique(uint64_t *h, size_t n);
+
+/* Number of values present in both sorted, duplicate-free arrays. */
+size_t la_cpu_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
+
+/* MinHash signature with k permutations (1 <= k <= LA_MINHASH_MAX_PERM) of the shingle hashes
+ * h[0..n) (duplicates do not matter) into sig[0..k). An empty set gives all UINT32_MAX. */
+void la_cpu_minhash(const uint64_t *h, size_t n, int k, uint32_t *sig /* OUT */);
+
+/* LSH band keys: keys[j] = la_band_key(j, sig + j*rows, rows) for j in [0, bands). */
+void la_cpu_lsh_keys(const uint32_t *sig, int bands, int rows, uint64_t *keys /* OUT */);
+
+/* Number of equal slots of two signatures of k values (the MinHash Jaccard estimate is this / k). */
+int la_cpu_minhash_agree(const uint32_t *x, const uint32_t *y, int k);
+
+/* Weighted SimHash of a SORTED shingle multiset h[0..n): each distinct value votes with its count. */
+uint64_t la_cpu_simhash(const uint64_t *h, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LA_NEAR_KERNELS_H */

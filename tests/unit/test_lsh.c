@@ -1,0 +1,98 @@
+/* test_lsh.c - band selection for known thresholds (values from an independent numerical
+ * minimization of the same weighted error), the candidate probability, and the bucket table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "lsh.h"
+#include "shingle_core.h"
+
+static void test_known_band_choices(void **state)
+{
+    struct {
+        double t, wfp;
+        int b, r;
+        double recall;
+    } cases[] = {
+        {0.5, 0.5, 25, 5, 0.5478}, /* the classic balanced choices at 128 permutations */
+        {0.8, 0.5, 9, 13, 0.3988},
+        {0.9, 0.5, 5, 25, 0.3110},
+        {0.35, 0.1, 42, 3, 0.8413}, /* recall-weighted, as the near tier uses */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int b = 0, r = 0;
+        double rec = 0;
+        assert_int_equal(la_lsh_choose(cases[i].t, 128, cases[i].wfp, 1.0 - cases[i].wfp, &b, &r, &rec), LA_OK);
+        assert_int_equal(b, cases[i].b);
+        assert_int_equal(r, cases[i].r);
+        assert_true(fabs(rec - cases[i].recall) < 1e-3);
+        assert_true(b * r <= 128);
+    }
+}
+
+static void test_candidate_probability(void **state)
+{
+    assert_true(fabs(la_lsh_candidate_prob(0.5, 1, 1) - 0.5) < 1e-12);
+    assert_true(fabs(la_lsh_candidate_prob(0.5, 2, 1) - 0.75) < 1e-12);
+    assert_true(fabs(la_lsh_candidate_prob(0.5, 1, 2) - 0.25) < 1e-12);
+    assert_true(la_lsh_candidate_prob(1.0, 9, 13) == 1.0);
+    assert_true(la_lsh_candidate_prob(0.0, 9, 13) == 0.0);
+    /* More weight on misses buys recall at the threshold. */
+    int b1, r1, b2, r2;
+    double rec1, rec2;
+    la_lsh_choose(0.5, 128, 0.5, 0.5, &b1, &r1, &rec1);
+    la_lsh_choose(0.5, 128, 0.1, 0.9, &b2, &r2, &rec2);
+    assert_true(rec2 > rec1);
+}
+
+static void test_bad_arguments(void **state)
+{
+    int b, r;
+    assert_int_equal(la_lsh_choose(0.0, 128, 0.5, 0.5, &b, &r, NULL), LA_EINVAL);
+    assert_int_equal(la_lsh_choose(1.5, 128, 0.5, 0.5, &b, &r, NULL), LA_EINVAL);
+    assert_int_equal(la_lsh_choose(NAN, 128, 0.5, 0.5, &b, &r, NULL), LA_EINVAL);
+    assert_int_equal(la_lsh_choose(0.5, 0, 0.5, 0.5, &b, &r, NULL), LA_EINVAL);
+    assert_int_equal(la_lsh_choose(0.5, 128, -1.0, 0.5, &b, &r, NULL), LA_EINVAL);
+}
+
+static void test_buckets(void **state)
+{
+    enum { N = 20000 };
+    la_bucket_entry *e = malloc(N * sizeof *e);
+    /* Keys 0..N/2-1 (mixed), each twice, rows in input order. */
+    for (uint32_t i = 0; i < N; i++) e[i] = (la_bucket_entry){la_mix64(i % (N / 2) + 1), i};
+    la_buckets *b;
+    assert_int_equal(la_buckets_new(e, N, &b), LA_OK);
+    assert_int_equal(la_buckets_size(b), N);
+    assert_int_equal(la_buckets_keys(b), N / 2);
+    for (uint32_t k = 0; k < N / 2; k++) {
+        const la_bucket_entry *f;
+        assert_int_equal(la_buckets_find(b, la_mix64(k + 1), &f), 2);
+        assert_int_equal(f[0].row, k);
+        assert_int_equal(f[1].row, k + N / 2);
+    }
+    const la_bucket_entry *f;
+    assert_int_equal(la_buckets_find(b, la_mix64(N + 7), &f), 0);
+    la_buckets_free(b);
+    la_buckets_free(NULL);
+
+    la_buckets *empty;
+    assert_int_equal(la_buckets_new(malloc(1), 0, &empty), LA_OK);
+    assert_int_equal(la_buckets_find(empty, 42, &f), 0);
+    la_buckets_free(empty);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_band_choices),
+        cmocka_unit_test(test_candidate_probability),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_buckets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,121 @@
+/* test_minhash.c - MinHash signatures, band keys and SimHash: values pinned from an independent
+ * implementation of the formulas in kernels/minhash_core.h and simhash_core.h, and the properties a
+ * user relies on (set semantics, prefix of K, the estimate tracks Jaccard). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "minhash_core.h"
+#include "near_kernels.h"
+#include "simhash_core.h"
+
+static void test_known_signatures(void **state)
+{
+    uint64_t a, b;
+    la_minhash_param(0, &a, &b);
+    assert_true(a == 0x9597103d73c835b1ull);
+    assert_true(b == 0x2fe4bb3f6318b88full);
+    uint64_t set[] = {1, 2, 3};
+    uint32_t sig[4];
+    la_cpu_minhash(set, 3, 4, sig);
+    uint32_t want[] = {0x5b12dbba, 0x15e4aa3d, 0x172500f9, 0x0a833fac};
+    assert_memory_equal(sig, want, sizeof want);
+
+    const char *text = "the quick brown fox jumps over the lazy dog";
+    uint64_t h[16];
+    size_t n = la_cpu_shingle(text, strlen(text), LA_SHINGLE_WORD, 2, h, 16);
+    assert_int_equal(n, 8);
+    la_cpu_minhash(h, n, 4, sig);
+    uint32_t want2[] = {0x04a48123, 0x030e7629, 0x0fd7af16, 0x08fb91d3};
+    assert_memory_equal(sig, want2, sizeof want2);
+    la_cpu_shingle_sort(h, n);
+    assert_true(la_cpu_simhash(h, n) == 0x06ae30a82199c06eull);
+}
+
+static void test_set_semantics_and_prefix(void **state)
+{
+    uint64_t x[] = {11, 22, 33, 44}, y[] = {44, 22, 22, 11, 33, 11};
+    uint32_t sx[128], sy[128], s64[64], empty[8];
+    la_cpu_minhash(x, 4, 128, sx);
+    la_cpu_minhash(y, 6, 128, sy);
+    assert_memory_equal(sx, sy, sizeof sx); /* order and duplicates do not matter */
+    la_cpu_minhash(x, 4, 64, s64);
+    assert_memory_equal(sx, s64, sizeof s64); /* K=64 is a prefix of K=128 */
+    la_cpu_minhash(x, 0, 8, empty);
+    for (int i = 0; i < 8; i++) assert_true(empty[i] == UINT32_MAX);
+    assert_int_equal(la_cpu_minhash_agree(sx, sy, 128), 128);
+}
+
+static void test_estimate_tracks_jaccard(void **state)
+{
+    /* |A| = |B| = 1000, 600 shared: Jaccard = 600 / 1400 = 0.4286. */
+    static uint64_t a[1000], b[1000];
+    for (int i = 0; i < 1000; i++) {
+        a[i] = la_mix64((uint64_t)i + 1);
+        b[i] = la_mix64((uint64_t)(i < 600 ? i : i + 5000) + 1);
+    }
+    uint32_t sa[512], sb[512];
+    la_cpu_minhash(a, 1000, 512, sa);
+    la_cpu_minhash(b, 1000, 512, sb);
+    double est = la_cpu_minhash_agree(sa, sb, 512) / 512.0;
+    assert_true(fabs(est - 600.0 / 1400.0) < 0.06);
+    /* Disjoint sets almost never agree. */
+    for (int i = 0; i < 1000; i++) b[i] = la_mix64((uint64_t)i + 100000);
+    la_cpu_minhash(b, 1000, 512, sb);
+    assert_true(la_cpu_minhash_agree(sa, sb, 512) < 10);
+}
+
+static void test_band_keys(void **state)
+{
+    uint32_t s1[8] = {1, 2, 3, 4, 5, 6, 7, 8}, s2[8] = {1, 2, 3, 4, 5, 6, 7, 9};
+    uint64_t k1[4], k2[4];
+    la_cpu_lsh_keys(s1, 4, 2, k1);
+    la_cpu_lsh_keys(s2, 4, 2, k2);
+    assert_true(k1[0] == k2[0] && k1[1] == k2[1] && k1[2] == k2[2]);
+    assert_true(k1[3] != k2[3]);
+    /* The band index is part of the key: equal values in two bands give two keys. */
+    uint32_t same[4] = {7, 7, 7, 7};
+    uint64_t k[2];
+    la_cpu_lsh_keys(same, 2, 2, k);
+    assert_true(k[0] != k[1]);
+    assert_true(k[0] == la_band_key(0, same, 2));
+}
+
+static void test_simhash(void **state)
+{
+    /* One shingle: the fingerprint is that shingle's remixed hash. */
+    uint64_t one = 1234567;
+    assert_true(la_cpu_simhash(&one, 1) == la_simhash_hash(one));
+    /* Weights are counts: pinned value of {5 (twice), 7}. */
+    uint64_t w[] = {5, 5, 7};
+    assert_true(la_cpu_simhash(w, 3) == 0xefa4a19aef30db91ull);
+    assert_int_equal(la_simhash_dist(0, ~0ull), 64);
+    assert_int_equal(la_simhash_dist(0xf0, 0x0f), 8);
+    /* A small edit of a long text moves the fingerprint a little; an unrelated text, about half. */
+    static uint64_t a[400], b[400], c[400];
+    for (int i = 0; i < 400; i++) {
+        a[i] = la_mix64((uint64_t)i + 1);
+        b[i] = la_mix64((uint64_t)(i < 390 ? i : i + 1000) + 1);
+        c[i] = la_mix64((uint64_t)i + 77777);
+    }
+    la_cpu_shingle_sort(a, 400);
+    la_cpu_shingle_sort(b, 400);
+    la_cpu_shingle_sort(c, 400);
+    uint64_t ha = la_cpu_simhash(a, 400), hb = la_cpu_simhash(b, 400), hc = la_cpu_simhash(c, 400);
+    assert_true(la_simhash_dist(ha, hb) <= 8);
+    assert_true(la_simhash_dist(ha, hc) >= 16);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_signatures),   cmocka_unit_test(test_set_semantics_and_prefix),
+        cmocka_unit_test(test_estimate_tracks_jaccard), cmocka_unit_test(test_band_keys),
+        cmocka_unit_test(test_simhash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

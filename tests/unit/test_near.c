@@ -1,0 +1,295 @@
+/* test_near.c - the near tier end to end on small tables: an edited copy and a quoted copy found
+ * with their scores, unrelated rows left alone, the boundary and `within` rules, and the same output
+ * for any thread count. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "near.h"
+
+typedef struct fixture {
+    la_table *t;
+    uint32_t dev, test;
+} fixture;
+
+static size_t add(fixture *f, uint32_t part, const char *id, const char *norm)
+{
+    la_row r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(la_table_strdup(f->t, id, strlen(id), &r.id), LA_OK);
+    if (norm) {
+        assert_int_equal(la_table_strdup(f->t, norm, strlen(norm), &r.norm), LA_OK);
+        r.norm_len = strlen(norm);
+    }
+    r.text = r.norm;
+    r.part = part;
+    r.date = LA_NO_DATE;
+    size_t i;
+    assert_int_equal(la_table_append(f->t, &r, &i), LA_OK);
+    return i;
+}
+
+static void setup(fixture *f)
+{
+    assert_int_equal(la_table_new(&f->t), LA_OK);
+    assert_int_equal(la_table_part(f->t, "dev", &f->dev), LA_OK);
+    assert_int_equal(la_table_part(f->t, "test", &f->test), LA_OK);
+}
+
+static const la_pair *find(const la_pairs *p, size_t a, size_t b)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].a == a && p->v[i].b == b) return &p->v[i];
+    return NULL;
+}
+
+/* A deterministic pseudo-random text of n words over a 5000-word vocabulary. */
+static char *text(uint64_t seed, int n)
+{
+    char *s = malloc((size_t)n * 8 + 1), *p = s;
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p += sprintf(p, "%sw%u", i ? " " : "", (unsigned)(x % 5000));
+    }
+    return s;
+}
+
+static void test_edited_and_quoted_copies(void **state)
+{
+    fixture f;
+    setup(&f);
+    const char *q = "which river flows through the ancient city of baghdad and joins the euphrates "
+                    "before it reaches the persian gulf near basra";
+    char *passage = malloc(4096), *filler1 = text(1, 60), *filler2 = text(2, 60);
+    snprintf(passage, 4096, "%s %s %s", filler1, "in which year did the first crewed spacecraft land on the "
+                                                 "moon and who was the commander of that mission",
+             filler2);
+    size_t d_q = add(&f, f.dev, "d-q", q);
+    size_t d_p = add(&f, f.dev, "d-passage", passage);
+    char *other = text(3, 40);
+    size_t d_x = add(&f, f.dev, "d-unrelated", other);
+    add(&f, f.dev, "d-empty", NULL);
+    /* One word replaced: 2 of the 21 word bigrams change on each side. */
+    size_t t_q = add(&f, f.test, "t-edited",
+                     "which river flows through the ancient city of baghdad and joins the tigris "
+                     "before it reaches the persian gulf near basra");
+    size_t t_p = add(&f, f.test, "t-quoted",
+                     "in which year did the first crewed spacecraft land on the moon and who was the "
+                     "commander of that mission");
+    char *other2 = text(4, 40);
+    size_t t_x = add(&f, f.test, "t-unrelated", other2);
+
+    la_near_params p;
+    la_near_params_default(&p);
+    p.threads = 2;
+    la_pairs out = {0};
+    la_near_stats st;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, &st), LA_OK);
+    assert_int_equal(out.n, 2);
+
+    const la_pair *e = find(&out, d_q, t_q);
+    assert_non_null(e);
+    assert_int_equal(e->kinds, LA_KIND_NEAR);
+    /* 20 bigrams each, 18 shared: Jaccard 18/22, containment 18/20. */
+    assert_true(fabsf(e->jaccard - 18.0f / 22.0f) < 1e-6f);
+    assert_true(fabsf(e->containment - 18.0f / 20.0f) < 1e-6f);
+    assert_true(e->minhash > 0.5f && e->minhash <= 1.0f);
+    assert_true(e->simhash_dist >= 0 && e->simhash_dist <= 64);
+    assert_true(isnan(e->cosine));
+
+    const la_pair *c = find(&out, d_p, t_p);
+    assert_non_null(c);
+    assert_true(c->containment == 1.0f); /* every bigram of the question is in the passage */
+    assert_true(c->jaccard < 0.3f);      /* so MinHash-LSH alone would miss it */
+    assert_null(find(&out, d_x, t_x));
+
+    assert_int_equal(st.rows_signed, 6);
+    assert_true(st.bands * st.rows <= p.num_perm);
+    assert_true(st.expected_recall > 0.5 && st.expected_recall <= 1.0);
+    assert_int_equal(st.verified, 2);
+    assert_true(st.candidates >= 2);
+
+    /* Stricter thresholds drop both; disabling containment drops the quote only. */
+    la_pairs none = {0};
+    p.threshold = 0.9;
+    p.containment_threshold = 1.01;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &none, NULL), LA_OK);
+    assert_int_equal(none.n, 0);
+    p.threshold = 0.5;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &none, NULL), LA_OK);
+    assert_int_equal(none.n, 1);
+    assert_int_equal(none.v[0].a, d_q);
+    la_pairs_free(&none);
+    la_pairs_free(&out);
+    free(passage);
+    free(filler1);
+    free(filler2);
+    free(other);
+    free(other2);
+    la_table_free(f.t);
+}
+
+static void test_jaccard_and_containment_on_hand_made_sets(void **state)
+{
+    fixture f;
+    setup(&f);
+    /* Word 1-grams: A = {a b c d e}, B = {a b c d f}: Jaccard 4/6, containment 4/5. */
+    size_t a = add(&f, f.dev, "a", "alpha bravo charlie delta echo");
+    size_t b = add(&f, f.test, "b", "alpha bravo charlie delta foxtrot");
+    la_near_params p;
+    la_near_params_default(&p);
+    p.shingle_size = 1;
+    p.threshold = 0.6;
+    p.containment_min_shingles = 3;
+    la_pairs out = {0};
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_OK);
+    assert_int_equal(out.n, 1);
+    assert_int_equal(out.v[0].a, a);
+    assert_int_equal(out.v[0].b, b);
+    assert_true(fabsf(out.v[0].jaccard - 4.0f / 6.0f) < 1e-6f);
+    assert_true(fabsf(out.v[0].containment - 0.8f) < 1e-6f);
+    /* Just above both scores: not a near copy. */
+    la_pairs none = {0};
+    p.threshold = 0.67;
+    p.containment_threshold = 0.81;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &none, NULL), LA_OK);
+    assert_int_equal(none.n, 0);
+    /* Containment at 0.8 counts only when the smaller set is large enough. */
+    p.containment_threshold = 0.8;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &none, NULL), LA_OK);
+    assert_int_equal(none.n, 1);
+    none.n = 0;
+    p.containment_min_shingles = 6;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &none, NULL), LA_OK);
+    assert_int_equal(none.n, 0);
+    la_pairs_free(&none);
+    la_pairs_free(&out);
+    la_table_free(f.t);
+}
+
+static void test_boundary_and_within(void **state)
+{
+    fixture f;
+    setup(&f);
+    uint32_t train;
+    assert_int_equal(la_table_part(f.t, "train", &train), LA_OK);
+    const char *s = "the same sentence appears in several partitions of this evaluation set today";
+    size_t d1 = add(&f, f.dev, "d1", s);
+    size_t d2 = add(&f, f.dev, "d2", s);
+    size_t tr = add(&f, train, "tr", s);
+    size_t t1 = add(&f, f.test, "t1", s);
+    la_pairs out = {0};
+    la_near_params p;
+    la_near_params_default(&p);
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_OK);
+    /* Only pairs with the held-out side, held-out row as b: (d1,t1) (d2,t1) (tr,t1). */
+    assert_int_equal(out.n, 3);
+    assert_non_null(find(&out, d1, t1));
+    assert_non_null(find(&out, d2, t1));
+    assert_non_null(find(&out, tr, t1));
+    for (size_t i = 0; i < out.n; i++) assert_true(out.v[i].jaccard == 1.0f);
+    la_pairs w = {0};
+    p.within = 1;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &w, NULL), LA_OK);
+    /* Plus the dev copy inside dev (never dev-train: neither side is held out). */
+    assert_int_equal(w.n, 4);
+    assert_non_null(find(&w, d1, d2));
+    assert_null(find(&w, d1, tr));
+    assert_null(find(&w, d2, tr));
+    /* The pairs are appended after what was there, sorted by (b, a). */
+    assert_int_equal(la_near_find(f.t, f.test, &p, &w, NULL), LA_OK);
+    assert_int_equal(w.n, 8);
+    for (size_t i = 5; i < 8; i++)
+        assert_true(w.v[i - 1].b < w.v[i].b || (w.v[i - 1].b == w.v[i].b && w.v[i - 1].a < w.v[i].a));
+    la_pairs_free(&w);
+    la_pairs_free(&out);
+    la_table_free(f.t);
+}
+
+static void test_same_output_for_any_thread_count(void **state)
+{
+    fixture f;
+    setup(&f);
+    /* 600 dev and 200 test rows; every 4th test row is a copy of a dev row with a word changed or a
+     * quote of it, the rest unrelated. */
+    char buf[4096];
+    for (int i = 0; i < 600; i++) {
+        char *s = text(1000 + (uint64_t)i, i % 3 ? 25 : 150), id[16];
+        snprintf(id, sizeof id, "d%d", i);
+        add(&f, f.dev, id, s);
+        free(s);
+    }
+    for (int i = 0; i < 200; i++) {
+        char *s = text(i % 4 ? 5000 + (uint64_t)i : 1000 + (uint64_t)(i * 3), i % 4 ? 30 : (i % 8 ? 25 : 150)), id[16];
+        snprintf(buf, sizeof buf, "%s", s);
+        if (i % 4 == 0) memcpy(buf, "zz", 2); /* edit the first word */
+        snprintf(id, sizeof id, "t%d", i);
+        add(&f, f.test, id, buf);
+        free(s);
+    }
+    la_near_params p;
+    la_near_params_default(&p);
+    la_pairs ref = {0};
+    p.threads = 1;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &ref, NULL), LA_OK);
+    assert_true(ref.n >= 40);
+    int counts[] = {2, 3, 8};
+    for (size_t k = 0; k < 3; k++) {
+        la_pairs got = {0};
+        p.threads = counts[k];
+        assert_int_equal(la_near_find(f.t, f.test, &p, &got, NULL), LA_OK);
+        assert_int_equal(got.n, ref.n);
+        assert_memory_equal(got.v, ref.v, ref.n * sizeof *ref.v);
+        la_pairs_free(&got);
+    }
+    la_pairs_free(&ref);
+    la_table_free(f.t);
+}
+
+static void test_bad_parameters(void **state)
+{
+    fixture f;
+    setup(&f);
+    add(&f, f.dev, "d", "some text here");
+    la_near_params p;
+    la_pairs out = {0};
+    la_near_params_default(&p);
+    assert_int_equal(la_near_find(f.t, 7, &p, &out, NULL), LA_EINVAL);
+    p.threshold = 0.0;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_EINVAL);
+    la_near_params_default(&p);
+    p.num_perm = 0;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_EINVAL);
+    la_near_params_default(&p);
+    p.shingle_size = 0;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_EINVAL);
+    la_near_params_default(&p);
+    p.simhash_k = 9;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_EINVAL);
+    assert_true(strlen(la_last_error()) > 0);
+    assert_int_equal(out.n, 0);
+    /* NULL parameters mean the defaults. */
+    assert_int_equal(la_near_find(f.t, f.test, NULL, &out, NULL), LA_OK);
+    la_table_free(f.t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edited_and_quoted_copies),
+        cmocka_unit_test(test_jaccard_and_containment_on_hand_made_sets),
+        cmocka_unit_test(test_boundary_and_within),
+        cmocka_unit_test(test_same_output_for_any_thread_count),
+        cmocka_unit_test(test_bad_parameters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

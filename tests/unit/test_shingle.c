@@ -1,0 +1,129 @@
+/* test_shingle.c - shingling: token rules, code points not bytes, the documented hash (values below
+ * come from an independent implementation of the formulas in kernels/shingle_core.h), set helpers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "near_kernels.h"
+#include "shingle_core.h"
+
+static size_t sh(const char *s, int kind, int n, uint64_t *out, size_t cap)
+{
+    return la_cpu_shingle(s, strlen(s), kind, n, out, cap);
+}
+
+static void test_known_hashes(void **state)
+{
+    assert_true(la_mix64(1) == 0x5692161d100b05e5ull);
+    assert_true(la_hash_bytes((const unsigned char *)"hello", 5) == 0xf18e149fa705d581ull);
+    assert_true(la_hash_bytes((const unsigned char *)"abcdefghij", 10) == 0x7f178b3c300a72dfull);
+    uint64_t h[4];
+    assert_int_equal(sh("hello", LA_SHINGLE_WORD, 1, h, 4), 1);
+    assert_true(h[0] == 0x2a6f61e97d314935ull);
+    assert_int_equal(sh("the quick brown", LA_SHINGLE_WORD, 2, h, 4), 2);
+    assert_true(h[0] == 0x985c4005707c9fc4ull);
+    assert_true(h[1] == 0xf706cbcd5bdcc622ull);
+    /* Words of any length hash as la_hash_bytes says (the CPU loop has a fast path up to 8 bytes). */
+    const char *words[] = {"a", "abcdefgh", "abcdefghi", "internationalization", "\xc3\xa9t\xc3\xa9"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        uint64_t tok = la_hash_bytes((const unsigned char *)words[i], strlen(words[i]));
+        uint64_t ring[1] = {tok};
+        assert_int_equal(sh(words[i], LA_SHINGLE_WORD, 1, h, 4), 1);
+        assert_true(h[0] == la_shingle_fold(ring, 1, 0, 1));
+    }
+}
+
+static void test_words_ignore_punctuation_and_spacing(void **state)
+{
+    uint64_t a[8], b[8];
+    size_t na = sh("what is the capital of france?", LA_SHINGLE_WORD, 3, a, 8);
+    size_t nb = sh("  what is the  capital, of \"france\"\n", LA_SHINGLE_WORD, 3, b, 8);
+    assert_int_equal(na, 4);
+    assert_int_equal(nb, 4);
+    assert_memory_equal(a, b, sizeof(uint64_t) * 4);
+    /* Order matters: "b a" is not "a b". */
+    sh("alpha beta", LA_SHINGLE_WORD, 2, a, 8);
+    sh("beta alpha", LA_SHINGLE_WORD, 2, b, 8);
+    assert_true(a[0] != b[0]);
+}
+
+static void test_chars_count_code_points(void **state)
+{
+    uint64_t h[16];
+    /* "héllo": 5 code points in 6 bytes -> 3 trigrams, not 4. */
+    assert_int_equal(sh("h\xc3\xa9llo", LA_SHINGLE_CHAR, 3, h, 16), 3);
+    assert_true(h[0] == 0x9cee4077637bceccull);
+    assert_true(h[2] == 0xa2ef0f8efe88bcd7ull);
+    /* Seven CJK code points (21 bytes) -> 6 bigrams. */
+    assert_int_equal(sh("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88",
+                        LA_SHINGLE_CHAR, 2, h, 16),
+                     6);
+    /* Whitespace runs are one space; leading and trailing spaces are ignored. */
+    uint64_t a[16], b[16];
+    size_t na = sh("ab cd", LA_SHINGLE_CHAR, 2, a, 16), nb = sh("  ab \t\n cd ", LA_SHINGLE_CHAR, 2, b, 16);
+    assert_int_equal(na, 4);
+    assert_int_equal(nb, 4);
+    assert_memory_equal(a, b, sizeof(uint64_t) * 4);
+    /* A truncated multi-byte sequence is read byte by byte, never past the end. */
+    assert_int_equal(la_cpu_shingle("a\xe6\x97", 3, LA_SHINGLE_CHAR, 1, h, 16), 3);
+}
+
+static void test_short_and_empty_texts(void **state)
+{
+    uint64_t h[4], one[4];
+    assert_int_equal(sh("", LA_SHINGLE_WORD, 3, h, 4), 0);
+    assert_int_equal(sh(" ,;! ", LA_SHINGLE_WORD, 3, h, 4), 0);
+    assert_int_equal(sh("   ", LA_SHINGLE_CHAR, 3, h, 4), 0);
+    /* Fewer tokens than n: one shingle of all of them, equal to the n=2 shingle of the same words. */
+    assert_int_equal(sh("two words", LA_SHINGLE_WORD, 5, h, 4), 1);
+    assert_int_equal(sh("two words", LA_SHINGLE_WORD, 2, one, 4), 1);
+    assert_true(h[0] == one[0]);
+    assert_int_equal(sh("hi", LA_SHINGLE_CHAR, 5, h, 4), 1);
+    /* Bad arguments give nothing. */
+    assert_int_equal(sh("a b c", LA_SHINGLE_WORD, 0, h, 4), 0);
+    assert_int_equal(sh("a b c", 7, 2, h, 4), 0);
+}
+
+static void test_capacity_is_reported(void **state)
+{
+    uint64_t h[2], all[8];
+    const char *s = "one two three four five six";
+    assert_int_equal(sh(s, LA_SHINGLE_WORD, 1, h, 2), 6);
+    assert_int_equal(sh(s, LA_SHINGLE_WORD, 1, all, 8), 6);
+    assert_memory_equal(h, all, sizeof h);
+    assert_true(la_shingle_bound(strlen(s)) >= 6);
+}
+
+static void test_set_helpers(void **state)
+{
+    uint64_t a[] = {9, 3, 7, 3, 1, 9, 9};
+    la_cpu_shingle_sort(a, 7);
+    uint64_t sorted[] = {1, 3, 3, 7, 9, 9, 9};
+    assert_memory_equal(a, sorted, sizeof a);
+    assert_int_equal(la_cpu_shingle_unique(a, 7), 4);
+    uint64_t b[] = {3, 4, 9, 10, 11};
+    assert_int_equal(la_cpu_shingle_overlap(a, 4, b, 5), 2); /* {3, 9} */
+    assert_int_equal(la_cpu_shingle_overlap(a, 4, b, 0), 0);
+    /* A large, adversarial input: many equal values and a descending run. */
+    enum { N = 5000 };
+    static uint64_t big[N];
+    for (size_t i = 0; i < N; i++) big[i] = i % 3 ? N - i : 42;
+    la_cpu_shingle_sort(big, N);
+    for (size_t i = 1; i < N; i++) assert_true(big[i - 1] <= big[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_hashes),
+        cmocka_unit_test(test_words_ignore_punctuation_and_spacing),
+        cmocka_unit_test(test_chars_count_code_points),
+        cmocka_unit_test(test_short_and_empty_texts),
+        cmocka_unit_test(test_capacity_is_reported),
+        cmocka_unit_test(test_set_helpers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
