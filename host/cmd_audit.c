@@ -36,6 +36,15 @@ static const char k_help[] =
     "                          links (default 50; 0 turns the check off)\n"
     "  --backend auto|cpu|gpu  where similarity work runs (env LEAKAUDIT_BACKEND; default auto: the\n"
     "                          GPU when built with CUDA and a device is present, else the CPU)\n"
+    "Near copies (MinHash-LSH, SimHash and containment, verified on shingle sets; kind near):\n"
+    "  --near on|off           run the tier (default on)\n"
+    "  --near-threshold J      Jaccard of shingle sets for a near copy (default 0.33)\n"
+    "  --containment-threshold C  share of the shorter text's shingles found in the longer one\n"
+    "                          (default 0.9; catches a test item quoted inside a long passage)\n"
+    "  --shingle word|char, --shingle-size N  shingles (default word 2-grams)\n"
+    "  --num-perm K            MinHash permutations (default 128)\n"
+    "  --simhash-k K           SimHash Hamming radius (default 3; -1 turns SimHash off)\n"
+    "  --within                also report near copies inside one partition (within_pairs.jsonl)\n"
     "Semantic copies (cosine of embeddings; pairs with kind semantic):\n"
     "  --embeddings PART=FILE.npy  float32/float16 vectors, one row per input row of PART in input\n"
     "                          order (repeat for every partition)\n"
@@ -51,7 +60,7 @@ static const char k_help[] =
     "each partition (the clean manifests), quarantine.jsonl and rejects.jsonl.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
-enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC };
+enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR };
 
 static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"resolve", required_argument, 0, OPT_RESOLVE},
@@ -63,6 +72,14 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"semantic-threshold", required_argument, 0, OPT_SEMANTIC},
                                     {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                     {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
+                                    {"near", required_argument, 0, OPT_NEAR},
+                                    {"near-threshold", required_argument, 0, OPT_NEAR},
+                                    {"containment-threshold", required_argument, 0, OPT_NEAR},
+                                    {"within", no_argument, 0, OPT_NEAR},
+                                    {"shingle", required_argument, 0, OPT_NEAR},
+                                    {"shingle-size", required_argument, 0, OPT_NEAR},
+                                    {"num-perm", required_argument, 0, OPT_NEAR},
+                                    {"simhash-k", required_argument, 0, OPT_NEAR},
                                     {0, 0, 0, 0}};
 
 typedef struct audit_opts {
@@ -70,12 +87,14 @@ typedef struct audit_opts {
     size_t max_cluster;
     la_backend_req backend;
     la_semantic_opts semantic;
+    la_near_opts_cli near;
 } audit_opts;
 
 static la_status audit_option(audit_opts *ao, int opt, const char *name, const char *arg)
 {
     switch (opt) {
     case OPT_SEMANTIC: return la_semantic_option(&ao->semantic, name, arg);
+    case OPT_NEAR: return la_near_option(&ao->near, name, arg);
     case OPT_RESOLVE: return la_resolve_parse(arg, &ao->resolve);
     case OPT_BACKEND: return la_backend_parse(arg, &ao->backend);
     case OPT_MAX_CLUSTER: {
@@ -91,7 +110,7 @@ static la_status audit_option(audit_opts *ao, int opt, const char *name, const c
 
 static int exit_for(la_status s) { return s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL; }
 
-static la_status write_outputs(const la_cli *c, const la_report *r, const la_tier_out *sem)
+static la_status write_outputs(const la_cli *c, const la_report *r, const la_tier_out *near, const la_tier_out *sem)
 {
     la_outdir od;
     LA_TRY(la_outdir_begin(c->out, &od));
@@ -110,6 +129,7 @@ static la_status write_outputs(const la_cli *c, const la_report *r, const la_tie
     EMIT("quarantine.jsonl", la_report_manifest(r, LA_OUT_QUARANTINE, &b));
     EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
     if (s == LA_OK && sem && sem->json.n) s = la_outdir_write(&od, "nearest.jsonl", &sem->extra);
+    if (s == LA_OK && near && near->json.n && near->extra.n) s = la_outdir_write(&od, "within_pairs.jsonl", &near->extra);
     for (uint32_t p = 0; p < la_table_npart(r->table) && s == LA_OK; p++) {
         char name[96];
         snprintf(name, sizeof name, "%s.jsonl", la_table_part_name(r->table, p));
@@ -176,6 +196,7 @@ int la_cmd_audit(int argc, char **argv)
     aopt.max_cluster = LA_DEFAULT_MAX_CLUSTER;
     aopt.backend = LA_BACKEND_AUTO;
     la_semantic_opts_init(&aopt.semantic);
+    la_near_opts_init(&aopt.near);
     int opt, longi = 0, rc = LA_EXIT_INTERNAL;
     optind = 1;
     opterr = 0;
@@ -252,6 +273,15 @@ int la_cmd_audit(int argc, char **argv)
     memset(&sem, 0, sizeof sem);
     la_report_section sections[4];
     size_t nsections = 0;
+    la_tier_out near;
+    memset(&near, 0, sizeof near);
+    if (s == LA_OK && aopt.near.enabled) {
+        s = la_tier_near(&aopt.near, t, heldout, c.threads, &pairs, &near);
+        if (s == LA_OK) sections[nsections++] = (la_report_section){"near", near.json.p, near.md.p};
+        double t3b = la_cli_now();
+        timings[ntimings++] = (la_report_timing){"near_s", t3b - t3};
+        t3 = t3b;
+    }
     if (s == LA_OK && aopt.semantic.enabled) {
         s = la_tier_semantic(&aopt.semantic, &L, t, heldout, c.threads, &pairs, &sem);
         if (s == LA_OK) sections[nsections++] = (la_report_section){"semantic", sem.json.p, sem.md.p};
@@ -305,7 +335,7 @@ int la_cmd_audit(int argc, char **argv)
         r.ntimings = ntimings;
         r.sections = sections;
         r.nsections = nsections;
-        s = write_outputs(&c, &r, &sem);
+        s = write_outputs(&c, &r, &near, &sem);
         if (s == LA_OK) {
             if (!c.quiet) print_summary(&c, &r, &a);
             rc = r.exit_code;
@@ -316,6 +346,7 @@ int la_cmd_audit(int argc, char **argv)
         rc = exit_for(s);
     }
     la_tier_out_free(&sem);
+    la_tier_out_free(&near);
     la_semantic_opts_free(&aopt.semantic);
     la_audit_free(&a);
     la_exact_result_free(&ex);

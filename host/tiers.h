@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "leakaudit.h"
 #include "load.h"
+#include "near.h"
 
 #define LA_MAX_EMB_FILES 16
 
@@ -32,6 +33,16 @@ void la_semantic_opts_free(la_semantic_opts *o);
  * "semantic-topk". Returns LA_EUNSUPPORTED for other names. */
 la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *arg);
 
+typedef struct la_near_opts_cli {
+    int enabled;                 /* --near off turns the tier off */
+    la_near_params p;
+} la_near_opts_cli;
+
+void la_near_opts_init(la_near_opts_cli *o);
+/* Options: "near", "near-threshold", "containment-threshold", "within", "shingle", "shingle-size",
+ * "num-perm", "simhash-k". Returns LA_EUNSUPPORTED for other names. */
+la_status la_near_option(la_near_opts_cli *o, const char *name, const char *arg);
+
 /* Output of one tier for the report. */
 typedef struct la_tier_out {
     la_buf json;      /* findings.<name> */
@@ -45,5 +56,10 @@ void la_tier_out_free(la_tier_out *o);
 /* Run the semantic tier: pairs appended to `pairs`. */
 la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
                            int threads, la_pairs *pairs, la_tier_out *out);
+
+/* Run the near tier: cross-boundary pairs appended to `pairs`; with within, pairs inside one
+ * partition go to out->extra as within_pairs.jsonl lines instead (they are not leaks). */
+la_status la_tier_near(const la_near_opts_cli *o, const la_table *t, uint32_t heldout, int threads, la_pairs *pairs,
+                       la_tier_out *out);
 
 #endif /* LA_TIERS_H */
