@@ -19,7 +19,7 @@ for i in $(seq 1 30); do
 done
 
 check "--score-field: report.json and report.md show accuracy on leaked and clean rows and the inflation"
-la audit --dev dev.jsonl --test test.jsonl --embed none --out inflate
+la audit --dev dev.jsonl --test test.jsonl --embed none --near off --out inflate
 expect_rc 1
 [ "$(json_get inflate/report.json 'j["statistics"]["heldout"]["accuracy_source"]')" = scores ] || fail "accuracy_source"
 [ "$(json_get inflate/report.json 'j["statistics"]["heldout"]["leaked"]["n"]')" = 8 ] || fail "8 leaked rows"
@@ -39,13 +39,13 @@ check "random-split expectation next to the observation (families as groups)"
 expect_has inflate/report.md "would put 0.0 of the 70 families on both sides; here 0 do"
 
 check "--resolve keep-test keeps every held-out row and moves the 8 dev copies out"
-la audit --dev dev.jsonl --test test.jsonl --embed none --resolve keep-test --out keeptest
+la audit --dev dev.jsonl --test test.jsonl --embed none --near off --resolve keep-test --out keeptest
 expect_rc 1
 [ "$(json_get keeptest/report.json 'j["counts"]["partitions"]["test"]["kept"]')" = 40 ] || fail "test kept 40"
 [ "$(json_get keeptest/report.json 'j["counts"]["partitions"]["dev"]["quarantined"]')" = 8 ] || fail "dev quarantined 8"
 
 check "--resolve keep-seen keeps the dev rows and moves the 8 held-out copies out"
-la audit --dev dev.jsonl --test test.jsonl --embed none --resolve keep-seen --out keepseen
+la audit --dev dev.jsonl --test test.jsonl --embed none --near off --resolve keep-seen --out keepseen
 [ "$(json_get keepseen/report.json 'j["counts"]["partitions"]["test"]["quarantined"]')" = 8 ] || fail "test quarantined 8"
 [ "$(json_get keepseen/report.json 'j["counts"]["partitions"]["dev"]["kept"]')" = 38 ] || fail "dev kept 38"
 
@@ -59,12 +59,12 @@ cat >chain_test.jsonl <<'J'
 {"id":"c4","text":"delta","family":"big"}
 {"id":"c5","text":"epsilon"}
 J
-la audit --dev chain_dev.jsonl --test chain_test.jsonl --embed none --max-cluster 3 --out chain
+la audit --dev chain_dev.jsonl --test chain_test.jsonl --embed none --near off --max-cluster 3 --out chain
 expect_rc 1
 [ "$(json_get chain/report.json 'len(j["findings"]["suspect_clusters"])')" = 1 ] || fail "one suspect cluster"
 [ "$(json_get chain/report.json 'j["findings"]["suspect_clusters"][0]["rows"]')" = 4 ] || fail "of 4 rows"
 expect_has chain/report.md "Suspect clusters"
-la audit --dev chain_dev.jsonl --test chain_test.jsonl --embed none --max-cluster 4 --out chain4
+la audit --dev chain_dev.jsonl --test chain_test.jsonl --embed none --near off --max-cluster 4 --out chain4
 [ "$(json_get chain4/report.json 'len(j["findings"]["suspect_clusters"])')" = 0 ] || fail "no suspect at 4"
 
 check "split --three-set: manifest, disjoint sets that add up, same seed same bytes"
