@@ -38,7 +38,7 @@ typedef enum la_resolve {
 la_status la_resolve_parse(const char *s, la_resolve *out /* OUT */);
 const char *la_resolve_name(la_resolve r);
 
-#define LA_DEFAULT_MAX_CLUSTER 50
+#define LA_DEFAULT_MAX_CLUSTER 100
 #define LA_SUSPECT_WEAKEST 3
 
 typedef struct la_audit_opts {

@@ -33,7 +33,7 @@ static const char k_help[] =
     "                          all its rows), keep-test (only its seen-side rows move out, for a\n"
     "                          fixed test set) or keep-seen (only its held-out rows move out)\n"
     "  --max-cluster N         flag clusters with more than N rows as suspect and name their weakest\n"
-    "                          links (default 50; 0 turns the check off)\n"
+    "                          links (default 100; 0 turns the check off)\n"
     "  --backend auto|cpu|gpu  where similarity work runs (env LEAKAUDIT_BACKEND; default auto: the\n"
     "                          GPU when built with CUDA and a device is present, else the CPU)\n"
     "Near copies (MinHash-LSH, SimHash and containment, verified on shingle sets; kind near):\n"

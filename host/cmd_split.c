@@ -9,6 +9,7 @@
 #include "outdir.h"
 #include "split.h"
 #include "threeset.h"
+#include "tiers.h"
 
 #include <sodium.h>
 
@@ -24,8 +25,11 @@ static const char k_help[] =
     "Assigns whole families by date: a family (rows sharing --family-field; a row without one is its\n"
     "own family) entirely before the cutoff goes to dev, entirely on or after it to test, and a\n"
     "family that spans the cutoff to quarantine. Every row needs a date (--date-field); text is\n"
-    "optional. Rows with the same normalized text join one group too. The result does not depend on\n"
-    "the order of the input.\n"
+    "optional. Rows with the same normalized text, and near copies (MinHash-LSH verified by Jaccard or\n"
+    "containment, as in audit; --near off turns this off), join one group too, so revisions and light\n"
+    "edits of one source land on one side. The result does not depend on the order of the input.\n"
+    "  --near on|off, --near-threshold J, --containment-threshold C, --shingle word|char,\n"
+    "  --shingle-size N, --num-perm K, --simhash-k K   as in leakaudit audit\n"
     "\n"
     "Three-set rule (--three-set), for a prompt-based classifier; every row needs a label:\n"
     "  later exact copies are set aside (the smallest id stays) and label conflicts reported; groups\n"
@@ -46,7 +50,7 @@ static const char k_help[] =
     "unchanged), rejects.jsonl, report.json and report.md.\n"
     "Exit codes: 0 done, 2 bad input or usage, 3 internal error.\n";
 
-enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY };
+enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY, OPT_NEAR };
 
 static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"three-set", no_argument, 0, OPT_THREE_SET},
@@ -54,18 +58,27 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"demos-per-class", required_argument, 0, OPT_DEMOS},
                                     {"dev-share", required_argument, 0, OPT_DEV_SHARE},
                                     {"fingerprint-key", required_argument, 0, OPT_FP_KEY},
+                                    {"near", required_argument, 0, OPT_NEAR},
+                                    {"near-threshold", required_argument, 0, OPT_NEAR},
+                                    {"containment-threshold", required_argument, 0, OPT_NEAR},
+                                    {"shingle", required_argument, 0, OPT_NEAR},
+                                    {"shingle-size", required_argument, 0, OPT_NEAR},
+                                    {"num-perm", required_argument, 0, OPT_NEAR},
+                                    {"simhash-k", required_argument, 0, OPT_NEAR},
                                     {0, 0, 0, 0}};
 
 typedef struct split_opts {
+    la_near_opts_cli near;
     int three_set;
     la_threeset_params ts;
     const char *key_file;
 } split_opts;
 
-static la_status split_option(split_opts *so, int opt, const char *arg)
+static la_status split_option(split_opts *so, int opt, const char *name, const char *arg)
 {
     char *end;
     switch (opt) {
+    case OPT_NEAR: return la_near_option(&so->near, name, arg);
     case OPT_THREE_SET: so->three_set = 1; return LA_OK;
     case OPT_SEED:
         so->ts.seed = strtoull(arg, &end, 10);
@@ -110,14 +123,18 @@ int la_cmd_split(int argc, char **argv)
 {
     la_cli c;
     la_cli_init(&c, "split");
-    split_opts so = {0, {0, 2, 0.5}, NULL};
+    split_opts so;
+    memset(&so, 0, sizeof so);
+    so.ts.demos_per_class = 2;
+    so.ts.dev_share = 0.5;
+    la_near_opts_init(&so.near);
     c.load.require_text = 0;
     c.load.require_date = 1;
     c.out = "leakaudit-split";
-    int opt;
+    int opt, longi = 0;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "-", k_options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "-", k_options, &longi)) != -1) {
         if (opt == LA_OPT_HELP) {
             printf(k_help, la_cli_common_help);
             la_cli_free(&c);
@@ -128,7 +145,7 @@ int la_cmd_split(int argc, char **argv)
             la_error(LA_EINVAL, "%s does not apply to split: give the files as FILE...", argv[optind - 1]);
         else if (opt == '?' || opt == ':')
             la_error(LA_EINVAL, "unknown option or missing value: %s", argv[optind - 1]);
-        else if ((s = split_option(&so, opt, optarg)) == LA_EUNSUPPORTED)
+        else if ((s = split_option(&so, opt, k_options[longi].name, optarg)) == LA_EUNSUPPORTED)
             s = la_cli_option(&c, opt, optarg);
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit split: %s (see leakaudit split --help)\n", la_last_error());
@@ -192,6 +209,14 @@ int la_cmd_split(int argc, char **argv)
             la_pair p = la_pair_make(ex.dup_of[i], (uint32_t)i, LA_KIND_EXACT);
             s = la_pairs_push(&links, &p);
         }
+    /* near copies inside the input join groups too: revisions and light edits stay on one side */
+    uint32_t input_part = 0;
+    if (s == LA_OK && so.near.enabled && la_table_find_part(t, "input", &input_part) == LA_OK) {
+        la_near_params np = so.near.p;
+        np.within = 1;
+        np.threads = c.threads;
+        s = la_near_find(t, input_part, &np, &links, NULL);
+    }
     if (s == LA_OK) s = la_groups_build(t, &links, rep);
     if (s == LA_OK && !so.three_set) s = la_split_chrono(t, rep, c.cutoff, dev, test, a.out, &sp);
     if (s == LA_OK && so.three_set) {
