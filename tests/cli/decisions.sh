@@ -74,7 +74,7 @@ for i in $(seq 1 60); do
   printf '{"id":"L%02d","text":"labeled example %d","label":"%s"}\n' "$i" "$i" "$l" >>labeled.jsonl
 done
 printf '%s\n' '{"id":"L99","text":"LABELED   example 7","label":"neg"}' >>labeled.jsonl
-la split --three-set --seed 11 --demos-per-class 2 labeled.jsonl --out three
+la split --three-set --near off --seed 11 --demos-per-class 2 labeled.jsonl --out three
 expect_rc 0
 for f in manifest.md manifest.json demos.jsonl dev.jsonl test.jsonl quarantine.jsonl assignments.jsonl; do
   [ -f "three/$f" ] || fail "missing three/$f"
@@ -87,10 +87,10 @@ n=$(cat three/demos.jsonl three/dev.jsonl three/test.jsonl three/quarantine.json
 [ "$(wc -l <three/quarantine.jsonl)" -eq 1 ] || fail "the later exact copy is set aside"
 [ "$(json_get three/manifest.json 'j["counts"]["label_conflicts"]')" = 1 ] || fail "one label conflict (L07 pos vs L99 neg)"
 [ "$(wc -l <three/demos.jsonl)" -eq 6 ] || fail "2 demos for each of 3 classes"
-la split --three-set --seed 11 --demos-per-class 2 labeled.jsonl --out three_again
+la split --three-set --near off --seed 11 --demos-per-class 2 labeled.jsonl --out three_again
 expect_same three/assignments.jsonl three_again/assignments.jsonl
 [ "$(json_get three/manifest.json 'j["fingerprints"]')" = "$(json_get three_again/manifest.json 'j["fingerprints"]')" ] || fail "fingerprints differ"
-la split --three-set --seed 12 --demos-per-class 2 labeled.jsonl --out three_other
+la split --three-set --near off --seed 12 --demos-per-class 2 labeled.jsonl --out three_other
 cmp -s three/assignments.jsonl three_other/assignments.jsonl && fail "another seed should give another split"
 
 check "split --three-set needs a label on every row"
