@@ -39,7 +39,7 @@ int la_cmd_doctor(int argc, char **argv)
 #else
     printf("  FAISS: no\n");
 #endif
-#ifdef LA_HAVE_BLAS
+#if defined(LA_HAVE_BLAS) || defined(LA_HAVE_CBLAS)
     printf("  BLAS: yes\n");
 #else
     printf("  BLAS: no\n");

@@ -13,6 +13,7 @@
 #include "embed_lexical.h"
 #include "simtile.h"
 #include "simtile_core.h"
+#include "simtile_cuda.h"
 
 #ifdef LA_HAVE_OPENMP
 #include <omp.h>
@@ -35,6 +36,9 @@ void la_semantic_params_default(la_semantic_params *p) {
     p->ivf_nlist = 0;
     p->ivf_nprobe = 0;
     p->approx_above = LA_SEMANTIC_APPROX_ABOVE;
+    p->use_gpu = 0;
+    p->gpu_device = 0;
+    p->gpu_precision = LA_GEMM_FP16;
 }
 
 void la_semantic_nearest_free(la_semantic_nearest *nn) {
@@ -206,8 +210,12 @@ static la_status emit(const sides *sd, const la_simtile_hits *hits, uint32_t k,
     return LA_OK;
 }
 
+/* The tiles, on the GPU when asked: a device failure (no device, no CUDA in this build, a CUDA or
+ * cuBLAS error, a top-k the device does not keep) leaves hits and lists untouched, records why in
+ * fallback and runs the CPU tiles, which give the same pairs and cosines. */
 static la_status run_tiles(const sides *sd, const la_semantic_params *p, la_simtile_hits *hits,
-                           uint32_t *top_idx, float *top_cos, size_t *rescored) {
+                           uint32_t *top_idx, float *top_cos, size_t *rescored, int *on_gpu,
+                           char *fallback, size_t fallback_size) {
     la_simtile_params tp;
     la_simtile_params_default(&tp);
     tp.threshold = (float)p->threshold;
@@ -215,6 +223,23 @@ static la_status run_tiles(const sides *sd, const la_semantic_params *p, la_simt
     tp.threads = p->threads;
     la_simtile_top_init(top_idx, top_cos, sd->nq, p->topk);
     la_simtile_stats ts = {0};
+    *on_gpu = 0;
+    if (p->use_gpu) {
+        la_cuda_simtile_opts o;
+        la_cuda_simtile_opts_default(&o);
+        o.device = p->gpu_device;
+        o.precision = p->gpu_precision;
+        la_status st = la_cuda_simtile(sd->Q, sd->nq, sd->S, sd->ns, sd->d, 0, &tp, &o, hits,
+                                       top_idx, top_cos, &ts, NULL);
+        if (st == LA_OK) {
+            *on_gpu = 1;
+            *rescored = ts.rescored;
+            return LA_OK;
+        }
+        if (st != LA_ECUDA && st != LA_ENODEV && st != LA_EUNSUPPORTED) return st;
+        snprintf(fallback, fallback_size, "%s", *la_last_error() ? la_last_error() : la_strerror(st));
+        la_error_clear();
+    }
     LA_TRY(la_cpu_simtile(sd->Q, sd->nq, sd->S, sd->ns, sd->d, 0, &tp, hits, top_idx, top_cos, &ts));
     *rescored = ts.rescored;
     return LA_OK;
@@ -351,7 +376,8 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
     int method = p->method;
     if (method == LA_SEMANTIC_AUTO) {
         double work = (double)sd.nq * (double)sd.ns * (double)dim;
-        method = p->approx_above > 0 && work > p->approx_above && la_semantic_have_faiss()
+        method = !p->use_gpu && p->approx_above > 0 && work > p->approx_above &&
+                         la_semantic_have_faiss()
                      ? LA_SEMANTIC_FAISS_IVF
                      : LA_SEMANTIC_TILES;
     }
@@ -361,13 +387,16 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
     uint32_t *top_idx = malloc((sd.nq ? sd.nq : 1) * k * sizeof *top_idx);
     float *top_cos = malloc((sd.nq ? sd.nq : 1) * k * sizeof *top_cos);
     size_t rescored = 0;
+    int on_gpu = 0;
+    char fallback[sizeof stats->fallback] = "";
     double t0 = now_s();
     if (!top_idx || !top_cos) {
         st = la_error(LA_ENOMEM, "semantic: out of memory");
     } else if (sd.nq == 0 || sd.ns == 0) {
         la_simtile_top_init(top_idx, top_cos, sd.nq, k);
     } else if (method == LA_SEMANTIC_TILES) {
-        st = run_tiles(&sd, p, &hits, top_idx, top_cos, &rescored);
+        st = run_tiles(&sd, p, &hits, top_idx, top_cos, &rescored, &on_gpu, fallback,
+                       sizeof fallback);
     } else if (method == LA_SEMANTIC_FAISS || method == LA_SEMANTIC_FAISS_IVF) {
 #ifdef LA_HAVE_FAISS
         st = run_faiss(&sd, p, method == LA_SEMANTIC_FAISS_IVF, &hits, top_idx, top_cos);
@@ -391,6 +420,8 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
         stats->rescored = rescored;
         stats->seconds = secs;
         stats->gflops = secs > 0 ? 2.0 * (double)sd.nq * (double)sd.ns * (double)dim / secs / 1e9 : 0;
+        stats->backend = on_gpu ? "gpu" : "cpu";
+        memcpy(stats->fallback, fallback, sizeof stats->fallback);
     }
     if (st != LA_OK) out->n = before;
     free(top_idx);

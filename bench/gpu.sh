@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# bench/gpu.sh - the GPU device check of leakaudit, in one command, for an NVIDIA Hopper machine
+# (H100/H200 class) that has the NVIDIA driver but no package registry and only minutes to spare.
+#
+# 1. Prepare, here (a machine with nvcc, CMake and the build dependencies; no GPU needed):
+#        bench/gpu.sh --prepare
+#    builds Release into build-gpu-release (CUDA architectures 80-real;90-real;90-virtual, so Hopper
+#    runs sm_90 machine code) and packs bench/gpu-bundle/bundle.tar.gz: the programs (leakaudit,
+#    bench_gpu, the tests/gpu parity tests) and the shared libraries they need beyond the base system
+#    (found with ldd: OpenBLAS, json-c, libsodium, utf8proc, libcsv, xxHash, zstd, libgomp,
+#    libgfortran, libcudart, ...). cuBLAS is NOT bundled: libcublasLt alone is over 500 MB and no
+#    static cuBLAS ships with this toolkit, so --run takes libcublas.so.13 and libcublasLt.so.13 from
+#    the device machine (its CUDA toolkit, or the nvidia-cublas Python wheel; LA_CUBLAS_DIR=DIR
+#    overrides the search). The bundle is checked to stay under 60 MB.
+#
+# 2. Run, there:
+#        bench/gpu.sh --run OUTDIR
+#    (through the device tool: command "bench/gpu.sh --run $OUT", carry ["bench/gpu-bundle"],
+#    timeout_s 600.) It unpacks the bundle, runs `leakaudit doctor`, the GPU parity tests, and the
+#    benchmarks, printing progress as it goes, and writes ONE results file, OUTDIR/gpu-results.txt:
+#      - MinHash GB/s of text at 128 permutations (end to end and kernels alone), parity spot check;
+#      - similarity TFLOP/s of la_cuda_simtile against plain cublasGemmEx at the same tile shape and
+#        precision (the ratio), fp16 and TF32;
+#      - end-to-end time of the 1M seen x 100k held-out join (d = 384, synthetic unit vectors);
+#      - the acceptance checks of issue 6 (ratio >= 0.6, MinHash >= 5 GB/s, 1M x 100k <= 30 s).
+#    The whole log goes to OUTDIR/gpu-run.log. Total device time is kept under about 8 minutes:
+#    LA_E2E_BUDGET (seconds, default 200) caps the end-to-end run, which extrapolates past it.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+bundle_dir="$here/bench/gpu-bundle"
+
+prepare() {
+    local build="$here/build-gpu-release"
+    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+    cmake --build "$build" -j"$(nproc)" --target leakaudit bench_gpu test_gpu_near test_gpu_simtile \
+        test_gpu_semantic || exit 1
+    if ! ldd "$build/leakaudit" | grep -q libcudart; then
+        echo "the build has no CUDA backend (no nvcc found?): nothing to run on a GPU" >&2
+        exit 1
+    fi
+    local stage; stage=$(mktemp -d)
+    mkdir -p "$stage/bin" "$stage/lib"
+    cp "$build/leakaudit" "$build/bench/gpu/bench_gpu" "$build"/tests/gpu/test_gpu_* "$stage/bin/"
+    rm -f "$stage"/bin/*.cmake
+    # Shared libraries beyond the base system. Left out: glibc's own, the C++ runtime (the device's
+    # is newer and compatible), the driver (libcuda) and cuBLAS (taken from the device, see above).
+    for b in "$stage"/bin/*; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
+        grep -Ev '/(ld-linux|libc|libm|libdl|libpthread|librt|libutil|libgcc_s|libstdc\+\+|libcuda|libcublas|libcublasLt|libnvidia)[.-]' |
+        while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+    {
+        echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m), $(ldd --version | head -1)"
+        echo "git $(git -C "$here" rev-parse --short HEAD 2>/dev/null) (plus uncommitted changes, if any)"
+        "$build/leakaudit" --version 2>/dev/null || true
+        /usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -2
+    } >"$stage/BUILD_INFO"
+    mkdir -p "$bundle_dir"
+    rm -f "$bundle_dir/bundle.tar.gz"
+    tar -C "$stage" -czf "$bundle_dir/bundle.tar.gz" . || exit 1
+    local raw packed
+    raw=$(du -sb "$stage" | cut -f1)
+    packed=$(stat -c %s "$bundle_dir/bundle.tar.gz")
+    rm -rf "$stage"
+    echo "bundle: $bundle_dir/bundle.tar.gz, $((packed / 1048576)) MiB packed ($((raw / 1048576)) MiB unpacked)"
+    if [ "$packed" -gt $((60 * 1048576)) ]; then
+        echo "bundle is over 60 MB: the device tool carries 64 MiB in all" >&2
+        exit 1
+    fi
+    echo "next: on the device machine, bench/gpu.sh --run OUTDIR (carry bench/gpu-bundle)"
+}
+
+# Directory holding $1 on this machine, or nothing.
+find_lib() {
+    local name=$1 d
+    for d in "${LA_CUBLAS_DIR:-}" /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+        /usr/local/cuda-13*/lib64 /usr/local/cuda-13*/targets/x86_64-linux/lib; do
+        [ -n "$d" ] && [ -e "$d/$name" ] && { echo "$d"; return 0; }
+    done
+    local py
+    for py in python3 /opt/torch/.venv/bin/python3; do
+        command -v "$py" >/dev/null 2>&1 || continue
+        d=$("$py" - "$name" <<'PY' 2>/dev/null
+import os, site, sys
+roots = list(site.getsitepackages()) + [site.getusersitepackages()]
+for r in roots:
+    for sub in ("nvidia/cu13/lib", "nvidia/cublas/lib"):
+        p = os.path.join(r, sub)
+        if os.path.exists(os.path.join(p, sys.argv[1])):
+            print(p)
+            sys.exit(0)
+PY
+)
+        [ -n "$d" ] && { echo "$d"; return 0; }
+    done
+    d=$(ldconfig -p 2>/dev/null | awk -v n="$name" '$1 == n {print $NF; exit}')
+    [ -n "$d" ] && { dirname "$d"; return 0; }
+    d=$(find / -xdev \( -path /proc -o -path /sys \) -prune -o -name "$name" -print 2>/dev/null | head -1)
+    [ -n "$d" ] && { dirname "$d"; return 0; }
+    return 1
+}
+
+run() {
+    local out=$1
+    mkdir -p "$out" || exit 1
+    local res="$out/gpu-results.txt" log="$out/gpu-run.log" t_start=$SECONDS
+    : >"$log"
+    say() { echo "[gpu.sh $((SECONDS - t_start))s] $*" | tee -a "$log" >&2; }
+    result() { echo "$*" >>"$res"; }
+    {
+        echo "# leakaudit GPU device check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "# produced by bench/gpu.sh --run; see docs/gpu.md for what each line measures"
+    } >"$res"
+    local tarball="$bundle_dir/bundle.tar.gz"
+    if [ ! -f "$tarball" ]; then
+        say "no bundle at $tarball: run bench/gpu.sh --prepare first, and carry bench/gpu-bundle"
+        result "status = no bundle"
+        exit 1
+    fi
+    local b; b=$(mktemp -d /tmp/la-gpu.XXXXXX)
+    tar -C "$b" -xzf "$tarball" || exit 1
+    result "bundle = $(head -1 "$b/BUILD_INFO")"
+    local libs="$b/lib" missing=""
+    for l in libcublas.so.13 libcublasLt.so.13; do
+        local d; d=$(find_lib "$l") || { missing="$missing $l"; continue; }
+        case ":$libs:" in *":$d:"*) ;; *) libs="$libs:$d" ;; esac
+    done
+    export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    result "library_path = $LD_LIBRARY_PATH"
+    [ -n "$missing" ] && { say "cuBLAS not found on this machine:$missing (set LA_CUBLAS_DIR)"; result "status = cuBLAS missing:$missing"; }
+
+    say "device"
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader 2>&1 |
+            sed 's/^/device = /' >>"$res"
+    fi
+    say "leakaudit doctor"
+    "$b/bin/leakaudit" doctor >"$out/doctor.txt" 2>&1
+    result "doctor.exit = $?"
+    sed 's/^/doctor | /' "$out/doctor.txt" >>"$res"
+    cat "$out/doctor.txt" >>"$log"
+
+    say "parity tests"
+    local t
+    for t in "$b"/bin/test_gpu_*; do
+        local name rc; name=$(basename "$t")
+        say "  $name"
+        timeout 240 "$t" >"$out/$name.log" 2>&1
+        rc=$?
+        cat "$out/$name.log" >>"$log"
+        case $rc in 0) st=pass ;; 77) st=skipped ;; 124) st="FAIL (timed out)" ;; *) st="FAIL (exit $rc)" ;; esac
+        result "test.$name = $st"
+        [ "$rc" = 0 ] || tail -20 "$out/$name.log" | sed "s/^/test.$name | /" >>"$res"
+        rm -f "$out/$name.log"
+    done
+
+    local bench="$b/bin/bench_gpu"
+    say "MinHash benchmark (1 GB of text)"
+    timeout 150 "$bench" minhash 1024 2> >(tee -a "$log" >&2) | tee -a "$log" |
+        awk '$1 == "RESULT" {$1 = ""; sub(/^ /, ""); k = $1; $1 = ""; print k " =" $0}' >>"$res"
+    say "similarity benchmark (16k x 262k x 384, against cublasGemmEx)"
+    timeout 200 "$bench" sim 16384 262144 2> >(tee -a "$log" >&2) | tee -a "$log" |
+        awk '$1 == "RESULT" {$1 = ""; sub(/^ /, ""); k = $1; $1 = ""; print k " =" $0}' >>"$res"
+    local budget=${LA_E2E_BUDGET:-200}
+    say "end to end: 1M seen x 100k held-out (budget ${budget}s)"
+    timeout $((budget + 150)) "$bench" e2e 100000 1000000 "$budget" 2> >(tee -a "$log" >&2) | tee -a "$log" |
+        awk '$1 == "RESULT" {$1 = ""; sub(/^ /, ""); k = $1; $1 = ""; print k " =" $0}' >>"$res"
+
+    # The acceptance checks of issue 6.
+    awk -F' = ' '
+        $1 == "sim.fp16.ratio_vs_gemm" { r = $2 }
+        $1 == "minhash.gbps_end_to_end" { m = $2 }
+        $1 == "e2e.seconds_total" || $1 == "e2e.seconds_extrapolated" { e = $2 }
+        END {
+            printf "check.similarity_ratio_ge_0.60 = %s\n", r == "" ? "not measured" : (r + 0 >= 0.6 ? "pass" : "FAIL")
+            printf "check.minhash_ge_5_gbps = %s\n", m == "" ? "not measured" : (m + 0 >= 5 ? "pass" : "FAIL")
+            printf "check.e2e_1m_x_100k_le_30s = %s\n", e == "" ? "not measured" : (e + 0 <= 30 ? "pass" : "FAIL")
+        }' "$res" >>"$res.checks"
+    cat "$res.checks" >>"$res"
+    rm -f "$res.checks"
+    result "run.seconds = $((SECONDS - t_start))"
+    say "done: $res"
+    cat "$res"
+    rm -rf "$b"
+}
+
+case "${1:-}" in
+--prepare) prepare ;;
+--run) [ $# -ge 2 ] || { echo "usage: $0 --run OUTDIR" >&2; exit 2; }; run "$2" ;;
+*) sed -n '2,32p' "$0"; exit 2 ;;
+esac
