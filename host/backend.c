@@ -44,6 +44,7 @@ la_status la_backend_select(la_backend_req req, la_backend *out)
         return LA_OK;
     }
     out->gpu = 1;
+    out->explicit_gpu = req == LA_BACKEND_GPU;
     snprintf(out->device, sizeof out->device, "%.200s (compute %d.%d, %.1f GiB)", info.name, info.cc_major, info.cc_minor,
              (double)info.total_mem / (1024.0 * 1024.0 * 1024.0));
     return LA_OK;

@@ -12,6 +12,7 @@ typedef enum la_backend_req { LA_BACKEND_AUTO = 0, LA_BACKEND_CPU, LA_BACKEND_GP
 
 typedef struct la_backend {
     int gpu;                 /* 1: run on the GPU */
+    int explicit_gpu;        /* the GPU was asked for (--backend gpu or LEAKAUDIT_BACKEND=gpu) */
     char device[256];        /* device name when gpu */
     char note[512];          /* why auto chose the CPU, for the report; empty when nothing to say */
 } la_backend;

@@ -228,10 +228,12 @@ int la_cmd_audit(int argc, char **argv)
     }
 
     la_backend backend;
-    if (la_backend_select(aopt.backend, &backend) != LA_OK) {
+    la_status bs = la_backend_select(aopt.backend, &backend);
+    if (bs != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s\n", la_last_error());
         la_cli_free(&c);
-        return LA_EXIT_INTERNAL;
+        la_semantic_opts_free(&aopt.semantic);
+        return bs == LA_EINVAL ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
     }
     if (backend.note[0] && !c.quiet && aopt.backend == LA_BACKEND_AUTO && getenv("LEAKAUDIT_BACKEND"))
         fprintf(stderr, "leakaudit audit: warning: %s\n", backend.note);
@@ -282,8 +284,23 @@ int la_cmd_audit(int argc, char **argv)
         timings[ntimings++] = (la_report_timing){"near_s", t3b - t3};
         t3 = t3b;
     }
+    char backend_note[700];
+    snprintf(backend_note, sizeof backend_note, "%s", backend.note);
+    const char *ran_on = "cpu";
     if (s == LA_OK && aopt.semantic.enabled) {
+        aopt.semantic.use_gpu = backend.gpu;
         s = la_tier_semantic(&aopt.semantic, &L, t, heldout, c.threads, &pairs, &sem);
+        if (s == LA_OK && backend.gpu && strcmp(sem.backend, "gpu") != 0) {
+            /* the device failed during the run: gpu was asked for, or auto falls back with a warning */
+            if (backend.explicit_gpu)
+                s = la_error(LA_ECUDA, "--backend gpu: the semantic stage could not run on %s: %s", backend.device,
+                             sem.fallback);
+            else {
+                snprintf(backend_note, sizeof backend_note, "auto fell back to the CPU: %s", sem.fallback);
+                if (!c.quiet) fprintf(stderr, "leakaudit audit: warning: %s\n", backend_note);
+            }
+        }
+        if (s == LA_OK && !strcmp(sem.backend, "gpu")) ran_on = "gpu";
         if (s == LA_OK) sections[nsections++] = (la_report_section){"semantic", sem.json.p, sem.md.p};
         double t3b = la_cli_now();
         timings[ntimings++] = (la_report_timing){"semantic_s", t3b - t3};
@@ -316,10 +333,10 @@ int la_cmd_audit(int argc, char **argv)
         r.normalize = la_norm_mode_name(c.norm);
         r.on_invalid = c.reject_invalid ? "reject" : "fail";
         r.date_format = c.load.allow_timestamp ? "iso8601" : "canonical";
-        r.backend = backend.gpu ? "gpu" : "cpu";
-        r.backend_note = backend.note;
+        r.backend = ran_on;
+        r.backend_note = backend_note;
         const char *pnames[2] = {"backend_note", "device"};
-        const char *pvalues[2] = {backend.note, backend.device};
+        const char *pvalues[2] = {backend_note, backend.device};
         r.param_names = pnames;
         r.param_values = pvalues;
         r.nparams = 2;

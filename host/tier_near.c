@@ -93,11 +93,12 @@ la_status la_tier_near(const la_near_opts_cli *o, const la_table *t, uint32_t he
     la_pairs_free(&found);
     if (s != LA_OK) return s;
     out->seconds = st.seconds_signatures + st.seconds_candidates + st.seconds_verify;
+    out->backend = "cpu";
     char shingles[64];
     snprintf(shingles, sizeof shingles, "%s %d-grams", p.shingle_kind == LA_SHINGLE_CHAR ? "character" : "word",
              p.shingle_size);
     la_buf *j = &out->json;
-    la_buf_puts(j, "{\"shingles\": ");
+    la_buf_puts(j, "{\"backend\": \"cpu\", \"shingles\": ");
     la_buf_json_str(j, shingles);
     la_buf_printf(j, ", \"num_perm\": %d, \"threshold\": ", p.num_perm);
     la_buf_json_num(j, p.threshold);

@@ -175,6 +175,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     p.topk = o->topk;
     p.method = o->method;
     p.threads = threads;
+    p.use_gpu = o->use_gpu;
     la_semantic_nearest nn;
     memset(&nn, 0, sizeof nn);
     la_semantic_stats st;
@@ -184,6 +185,8 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     free(emb);
     if (s != LA_OK) return s;
     out->seconds = st.seconds;
+    out->backend = st.backend ? st.backend : "cpu";
+    snprintf(out->fallback, sizeof out->fallback, "%s", st.fallback);
 
     /* the distribution of each held-out row's nearest seen cosine */
     const la_row *rows = la_table_rows_const(t);
@@ -220,9 +223,9 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     la_buf_json_str(j, kind);
     la_buf_printf(j, ", \"dim\": %zu, \"threshold\": ", dim);
     la_buf_json_num(j, p.threshold);
-    la_buf_printf(j, ", \"method\": \"%s\", \"pairs\": %zu, \"heldout_rows\": %zu, \"seen_rows\": %zu, "
+    la_buf_printf(j, ", \"backend\": \"%s\", \"method\": \"%s\", \"pairs\": %zu, \"heldout_rows\": %zu, \"seen_rows\": %zu, "
                      "\"nearest_cosine\": {\"rows\": %zu, \"quantiles\": {\"p50\": ",
-                  st.method ? st.method : "", pairs->n - before, st.n_heldout, st.n_seen, nb);
+                  out->backend, st.method ? st.method : "", pairs->n - before, st.n_heldout, st.n_seen, nb);
     la_buf_json_num(j, Q(0.5));
     la_buf_puts(j, ", \"p90\": ");
     la_buf_json_num(j, Q(0.9));

@@ -25,6 +25,7 @@ typedef struct la_semantic_opts {
     int method;
     unsigned topk;
     unsigned lexical_dim;
+    int use_gpu;                 /* set by the pipeline from --backend */
 } la_semantic_opts;
 
 void la_semantic_opts_init(la_semantic_opts *o);
@@ -49,6 +50,8 @@ typedef struct la_tier_out {
     la_buf md;        /* report.md section */
     la_buf extra;     /* an extra file (nearest.jsonl for semantic), may be empty */
     double seconds;
+    const char *backend;   /* where the tier ran: "cpu" or "gpu" */
+    char fallback[256];    /* why a GPU request ran on the CPU ("" when it did not) */
 } la_tier_out;
 
 void la_tier_out_free(la_tier_out *o);

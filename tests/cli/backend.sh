@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Backend selection on a machine without a usable GPU: auto runs on the CPU and says why, in the
+# summary and the report; --backend gpu (or LEAKAUDIT_BACKEND=gpu) exits 3 with the reason and
+# writes nothing; doctor passes. On a machine with a GPU this test is skipped (the GPU tests cover it).
+source "$(dirname "$0")/lib.bash"
+
+la doctor
+expect_rc 0
+if ! grep -q "^  none:" out.txt; then echo "a device is present: skipped"; exit 77; fi
+
+printf '%s\n' '{"id":"d1","text":"one"}' >dev.jsonl
+printf '%s\n' '{"id":"t1","text":"two"}' >test.jsonl
+
+check "--backend auto: the CPU, and the reason is in the summary, report.json and report.md"
+la audit --dev dev.jsonl --test test.jsonl --backend auto --out auto
+expect_rc 0
+expect_has out.txt "(backend: cpu; auto chose the CPU:"
+[ "$(json_get auto/report.json 'j["parameters"]["backend"]')" = cpu ] || fail "report.json backend"
+[ "$(json_get auto/report.json 'j["parameters"]["backend_note"].startswith("auto chose the CPU")')" = True ] || fail "backend_note"
+expect_has auto/report.md "Backend: cpu (auto chose the CPU"
+
+check "--backend gpu and LEAKAUDIT_BACKEND=gpu: exit 3 with the reason, nothing written"
+la audit --dev dev.jsonl --test test.jsonl --backend gpu --out gpu
+expect_rc 3
+expect_has err.txt "--backend gpu:"
+[ ! -e gpu ] || fail "--out written"
+LEAKAUDIT_BACKEND=gpu la audit --dev dev.jsonl --test test.jsonl --out gpuenv
+expect_rc 3
+[ ! -e gpuenv ] || fail "--out written"
+
+check "--backend cpu and a bad LEAKAUDIT_BACKEND"
+la audit --dev dev.jsonl --test test.jsonl --backend cpu --out cpu
+expect_rc 0
+[ "$(json_get cpu/report.json 'j["parameters"]["backend_note"]')" = "" ] || fail "cpu needs no note"
+LEAKAUDIT_BACKEND=tpu la audit --dev dev.jsonl --test test.jsonl --out bad
+expect_rc 2
+expect_has err.txt "LEAKAUDIT_BACKEND=tpu"
+la audit --dev dev.jsonl --test test.jsonl --backend tpu --out bad2
+expect_rc 2
+
+pass
