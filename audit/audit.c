@@ -1,5 +1,6 @@
 /* audit.c - family and time evidence, leak clusters and outcomes (see audit.h). */
 #include "audit.h"
+#include "unionfind.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -139,25 +140,6 @@ la_status la_audit_evidence(const la_table *t, const la_audit_opts *o, la_pairs 
     return st;
 }
 
-static uint32_t uf_find(uint32_t *parent, uint32_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
-static void uf_union(uint32_t *parent, const la_row *rows, uint32_t x, uint32_t y)
-{
-    x = uf_find(parent, x);
-    y = uf_find(parent, y);
-    if (x == y) return;
-    /* the root is the member with the smallest id, so numbering does not depend on input order */
-    if (strcmp(rows[x].id, rows[y].id) < 0) parent[y] = x;
-    else parent[x] = y;
-}
-
 la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *pairs, const uint32_t *dup_of,
                           la_audit *a)
 {
@@ -185,7 +167,7 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
         if ((a->why[p->a] | a->why[p->b]) & LA_WHY_TIME) p->kinds |= LA_KIND_TIME;
         a->link_kinds[p->a] |= p->kinds;
         a->link_kinds[p->b] |= p->kinds;
-        uf_union(parent, rows, p->a, p->b);
+        la_uf_union(parent, rows, p->a, p->b);
     }
     for (size_t f = 0; f < a->nfamilies; f++)
         if (a->families[f].spans_cutoff)
@@ -194,7 +176,7 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
     /* clusters: components with a link, numbered in the order of their smallest id */
     size_t nroots = 0;
     for (size_t i = 0; i < n; i++)
-        if (a->link_kinds[i] && uf_find(parent, (uint32_t)i) == i) roots[nroots++] = (uint32_t)i;
+        if (a->link_kinds[i] && la_uf_find(parent, (uint32_t)i) == i) roots[nroots++] = (uint32_t)i;
     g_rows = rows;
     qsort(roots, nroots, sizeof *roots, cmp_id);
     uint32_t *num = parent == NULL ? NULL : calloc(n ? n : 1, sizeof(uint32_t));
@@ -207,7 +189,7 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
     a->nclusters = nroots;
     for (size_t i = 0; i < n; i++) {
         if (a->link_kinds[i]) {
-            a->cluster[i] = num[uf_find(parent, (uint32_t)i)];
+            a->cluster[i] = num[la_uf_find(parent, (uint32_t)i)];
             a->why[i] |= LA_WHY_LINKED;
         }
         if (dup_of && dup_of[i] != UINT32_MAX) a->why[i] |= LA_WHY_DUPLICATE;

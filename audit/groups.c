@@ -1,5 +1,6 @@
 /* groups.c - families joined with copy links into groups (see groups.h). */
 #include "groups.h"
+#include "unionfind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,24 +11,6 @@ static int cmp_family(const void *x, const void *y)
 {
     const la_row *a = &g_rows[*(const uint32_t *)x], *b = &g_rows[*(const uint32_t *)y];
     return strcmp(a->family, b->family);
-}
-
-static uint32_t find(uint32_t *parent, uint32_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
-static void unite(uint32_t *parent, const la_row *rows, uint32_t x, uint32_t y)
-{
-    x = find(parent, x);
-    y = find(parent, y);
-    if (x == y) return;
-    if (strcmp(rows[x].id, rows[y].id) < 0) parent[y] = x;
-    else parent[x] = y;
 }
 
 la_status la_groups_build(const la_table *t, const la_pairs *links, uint32_t *rep)
@@ -44,10 +27,10 @@ la_status la_groups_build(const la_table *t, const la_pairs *links, uint32_t *re
     g_rows = rows;
     qsort(order, m, sizeof *order, cmp_family);
     for (size_t k = 1; k < m; k++)
-        if (strcmp(rows[order[k]].family, rows[order[k - 1]].family) == 0) unite(rep, rows, order[k], order[k - 1]);
+        if (strcmp(rows[order[k]].family, rows[order[k - 1]].family) == 0) la_uf_union(rep, rows, order[k], order[k - 1]);
     if (links)
-        for (size_t k = 0; k < links->n; k++) unite(rep, rows, links->v[k].a, links->v[k].b);
-    for (size_t i = 0; i < n; i++) rep[i] = find(rep, (uint32_t)i);
+        for (size_t k = 0; k < links->n; k++) la_uf_union(rep, rows, links->v[k].a, links->v[k].b);
+    for (size_t i = 0; i < n; i++) rep[i] = la_uf_find(rep, (uint32_t)i);
     free(order);
     return LA_OK;
 }

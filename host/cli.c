@@ -167,6 +167,30 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     return LA_EUNSUPPORTED;
 }
 
+int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options, const char *help,
+                 la_cli_command_fn fn, void *ctx)
+{
+    int opt, longi = 0;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "-", options, &longi)) != -1) {
+        if (opt == LA_OPT_HELP) {
+            printf(help, la_cli_common_help);
+            return LA_EXIT_CLEAN;
+        }
+        la_status s;
+        if (opt == '?' || opt == ':')
+            s = la_error(LA_EINVAL, "unknown option or missing value: %s", argv[optind - 1]);
+        else if ((s = fn(ctx, opt, opt == 1 ? NULL : options[longi].name, optarg)) == LA_EUNSUPPORTED)
+            s = la_cli_option(c, opt, optarg);
+        if (s != LA_OK) {
+            fprintf(stderr, "leakaudit %s: %s (see leakaudit %s --help)\n", c->command, la_last_error(), c->command);
+            return LA_EXIT_USAGE;
+        }
+    }
+    return -1;
+}
+
 la_status la_cli_finish(la_cli *c)
 {
     static const char *const defaults[] = {"train", "demos", "dev", "validation", "test"};

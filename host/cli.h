@@ -79,6 +79,16 @@ void la_cli_free(la_cli *c);
  * message in la_last_error. Returns LA_EUNSUPPORTED when opt is not a common option. */
 la_status la_cli_option(la_cli *c, int opt, const char *arg);
 
+/* A command's own options: LA_OK when handled, LA_EUNSUPPORTED to pass the option on to
+ * la_cli_option, anything else is a usage error with the message in la_last_error. */
+typedef la_status (*la_cli_command_fn)(void *ctx, int opt, const char *name, const char *arg);
+
+/* Parse argv with getopt_long: --help prints help (a format with one %s for the common options'
+ * help), the command's options go to fn, the rest to la_cli_option. Returns -1 to go on, or the
+ * exit code to return now (0 after --help, 2 after a usage error, with the message printed). */
+int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options, const char *help,
+                 la_cli_command_fn fn, void *ctx);
+
 /* Finish parsing: defaults that depend on other options, checks across options. */
 la_status la_cli_finish(la_cli *c);
 

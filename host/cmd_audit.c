@@ -90,8 +90,9 @@ typedef struct audit_opts {
     la_near_opts_cli near;
 } audit_opts;
 
-static la_status audit_option(audit_opts *ao, int opt, const char *name, const char *arg)
+static la_status audit_option(void *ctx, int opt, const char *name, const char *arg)
 {
+    audit_opts *ao = ctx;
     switch (opt) {
     case OPT_SEMANTIC: return la_semantic_option(&ao->semantic, name, arg);
     case OPT_NEAR: return la_near_option(&ao->near, name, arg);
@@ -197,29 +198,13 @@ int la_cmd_audit(int argc, char **argv)
     aopt.backend = LA_BACKEND_AUTO;
     la_semantic_opts_init(&aopt.semantic);
     la_near_opts_init(&aopt.near);
-    int opt, longi = 0, rc = LA_EXIT_INTERNAL;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "-", k_options, &longi)) != -1) {
-        if (opt == LA_OPT_HELP) {
-            printf(k_help, la_cli_common_help);
-            la_cli_free(&c);
-            return LA_EXIT_CLEAN;
-        }
-        if (opt == '?' || opt == ':') {
-            fprintf(stderr, "leakaudit audit: unknown option or missing value: %s (see leakaudit audit --help)\n",
-                    argv[optind - 1]);
-            la_cli_free(&c);
-            return LA_EXIT_USAGE;
-        }
-        la_status s = audit_option(&aopt, opt, k_options[longi].name, optarg);
-        if (s == LA_EUNSUPPORTED) s = la_cli_option(&c, opt, optarg);
-        if (s != LA_OK) {
-            fprintf(stderr, "leakaudit audit: %s\n", la_last_error());
-            la_cli_free(&c);
-            return LA_EXIT_USAGE;
-        }
+    int rc = la_cli_parse(&c, argc, argv, k_options, k_help, audit_option, &aopt);
+    if (rc >= 0) {
+        la_semantic_opts_free(&aopt.semantic);
+        la_cli_free(&c);
+        return rc;
     }
+    rc = LA_EXIT_INTERNAL;
     c.load.embedding_field = aopt.semantic.enabled ? aopt.semantic.embedding_field : NULL;
     if (la_cli_finish(&c) != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s (see leakaudit audit --help)\n", la_last_error());

@@ -74,10 +74,16 @@ typedef struct split_opts {
     const char *key_file;
 } split_opts;
 
-static la_status split_option(split_opts *so, int opt, const char *name, const char *arg)
+static la_status split_option(void *ctx, int opt, const char *name, const char *arg)
 {
+    split_opts *so = ctx;
     char *end;
     switch (opt) {
+    case LA_OPT_PART:
+    case LA_OPT_DEV:
+    case LA_OPT_TEST:
+    case LA_OPT_HELDOUT:
+    case LA_OPT_FAIL_ON: return la_error(LA_EINVAL, "--%s does not apply to split: give the files as FILE...", name);
     case OPT_NEAR: return la_near_option(&so->near, name, arg);
     case OPT_THREE_SET: so->three_set = 1; return LA_OK;
     case OPT_SEED:
@@ -131,28 +137,12 @@ int la_cmd_split(int argc, char **argv)
     c.load.require_text = 0;
     c.load.require_date = 1;
     c.out = "leakaudit-split";
-    int opt, longi = 0;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "-", k_options, &longi)) != -1) {
-        if (opt == LA_OPT_HELP) {
-            printf(k_help, la_cli_common_help);
-            la_cli_free(&c);
-            return LA_EXIT_CLEAN;
-        }
-        la_status s = LA_EINVAL;
-        if (opt == LA_OPT_PART || opt == LA_OPT_DEV || opt == LA_OPT_TEST || opt == LA_OPT_HELDOUT || opt == LA_OPT_FAIL_ON)
-            la_error(LA_EINVAL, "%s does not apply to split: give the files as FILE...", argv[optind - 1]);
-        else if (opt == '?' || opt == ':')
-            la_error(LA_EINVAL, "unknown option or missing value: %s", argv[optind - 1]);
-        else if ((s = split_option(&so, opt, k_options[longi].name, optarg)) == LA_EUNSUPPORTED)
-            s = la_cli_option(&c, opt, optarg);
-        if (s != LA_OK) {
-            fprintf(stderr, "leakaudit split: %s (see leakaudit split --help)\n", la_last_error());
-            la_cli_free(&c);
-            return LA_EXIT_USAGE;
-        }
+    int rc = la_cli_parse(&c, argc, argv, k_options, k_help, split_option, &so);
+    if (rc >= 0) {
+        la_cli_free(&c);
+        return rc;
     }
+    rc = LA_EXIT_INTERNAL;
     /* every file's rows are placed by the rule, not by a split field */
     for (size_t k = 0; k < c.ninputs; k++) c.inputs[k].part = "input";
     la_status s = la_cli_finish(&c);
@@ -187,7 +177,6 @@ int la_cmd_split(int argc, char **argv)
     memset(&ex, 0, sizeof ex);
     uint32_t *rep = NULL;
     uint32_t dev = 0, test = 0, demos = 0;
-    int rc = LA_EXIT_INTERNAL;
     s = la_table_new(&t);
     if (s == LA_OK && so.three_set) s = la_table_part(t, "demos", &demos);
     if (s == LA_OK) s = la_table_part(t, "dev", &dev);
