@@ -2,8 +2,10 @@
  * minhash.c - the CPU loop of MinHash signatures and LSH band keys (math in minhash_core.h).
  *
  * The permutation parameters are computed once into a table (they are a pure function of the slot
- * index). The slot loop is written so compilers vectorize it; on x86-64 GCC builds clones for AVX2 and
- * AVX-512 and picks one at load time, which changes speed only: the integers are the same.
+ * index). Two loops give the same integers: on x86-64 hosts with AVX-512 (F + DQ, checked at run time)
+ * an intrinsics loop that keeps 64-bit minima (see minhash_avx512); elsewhere a portable loop written so
+ * compilers vectorize it (GCC builds clones of it for AVX2 and AVX-512 and picks one at load time).
+ * la_cpu_minhash_portable always takes the portable loop, for tests.
  */
 #include "minhash_core.h"
 #include "near_kernels.h"
@@ -25,7 +27,8 @@ static void perm_init(void)
 #define LA_MINHASH_CLONES
 #endif
 
-/* Blocks of 64 slots keep the running minima in registers while the shingles stream past. */
+/* The portable loop. Blocks of 64 slots keep the running minima in registers while the shingles
+ * stream past. */
 LA_MINHASH_CLONES
 static void minhash_loop(const uint64_t *restrict h, size_t n, int k, const uint64_t *restrict pa,
                          const uint64_t *restrict pb, uint32_t *restrict sig)
@@ -52,11 +55,81 @@ static void minhash_loop(const uint64_t *restrict h, size_t n, int k, const uint
     }
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#define LA_MINHASH_AVX512 1
+#include <immintrin.h>
+
+/* The AVX-512 loop. la_minhash_perm is the high half of v = a * x + b (mod 2^64), and a shift right is
+ * monotone, so min over x of (v >> 32) equals (min over x of v) >> 32: the minima are kept as full
+ * 64-bit values (vpminuq) and shifted once at the end, which saves the per-shingle shift and the
+ * 64 -> 32 bit narrowing. Per 8 slots and shingle: one vpmullq, one vpaddq, one vpminuq; 128 slots
+ * are 16 accumulators, so one pass over the shingles signs K = 128. Same integers as minhash_loop
+ * (tests/unit/test_near_fast.c compares them). */
+#define MINHASH_AVX512_BLOCK(NV)                                                                       \
+    do {                                                                                               \
+        __m512i m[NV];                                                                                 \
+        const uint64_t *a = pa + k0, *b = pb + k0;                                                     \
+        for (int j = 0; j < NV; j++) m[j] = _mm512_set1_epi64(-1);                                     \
+        for (size_t i = 0; i < n; i++) {                                                               \
+            __m512i x = _mm512_set1_epi64((long long)h[i]);                                            \
+            for (int j = 0; j < NV; j++) {                                                             \
+                __m512i aj = _mm512_loadu_si512((const void *)(a + 8 * j));                            \
+                __m512i bj = _mm512_loadu_si512((const void *)(b + 8 * j));                            \
+                m[j] = _mm512_min_epu64(m[j], _mm512_add_epi64(_mm512_mullo_epi64(aj, x), bj));        \
+            }                                                                                          \
+        }                                                                                              \
+        for (int j = 0; j < NV; j++)                                                                   \
+            _mm256_storeu_si256((void *)(sig + k0 + 8 * j), _mm512_cvtepi64_epi32(_mm512_srli_epi64(m[j], 32))); \
+        k0 += 8 * NV;                                                                                  \
+    } while (0)
+
+__attribute__((target("avx512f,avx512dq")))
+static void minhash_avx512(const uint64_t *h, size_t n, int k, const uint64_t *pa, const uint64_t *pb,
+                           uint32_t *sig)
+{
+    int k0 = 0;
+    while (k - k0 >= 128) MINHASH_AVX512_BLOCK(16);
+    while (k - k0 >= 32) MINHASH_AVX512_BLOCK(4);
+    while (k - k0 >= 8) MINHASH_AVX512_BLOCK(1);
+    if (k0 < k) minhash_loop(h, n, k - k0, pa + k0, pb + k0, sig + k0);
+}
+
+static int have_avx512;
+
+static void cpu_init(void)
+{
+    __builtin_cpu_init();
+    have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+#endif
+
+static void perm_and_cpu_init(void)
+{
+    perm_init();
+#ifdef LA_MINHASH_AVX512
+    cpu_init();
+#endif
+}
+
 void la_cpu_minhash(const uint64_t *h, size_t n, int k, uint32_t *sig)
 {
     if (k < 1) return;
     if (k > LA_MINHASH_MAX_PERM) k = LA_MINHASH_MAX_PERM;
-    pthread_once(&perm_once, perm_init);
+    pthread_once(&perm_once, perm_and_cpu_init);
+#ifdef LA_MINHASH_AVX512
+    if (have_avx512) {
+        minhash_avx512(h, n, k, perm_a, perm_b, sig);
+        return;
+    }
+#endif
+    minhash_loop(h, n, k, perm_a, perm_b, sig);
+}
+
+void la_cpu_minhash_portable(const uint64_t *h, size_t n, int k, uint32_t *sig)
+{
+    if (k < 1) return;
+    if (k > LA_MINHASH_MAX_PERM) k = LA_MINHASH_MAX_PERM;
+    pthread_once(&perm_once, perm_and_cpu_init);
     minhash_loop(h, n, k, perm_a, perm_b, sig);
 }
 

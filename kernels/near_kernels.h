@@ -32,6 +32,10 @@ enum la_shingle_kind {
  * la_shingle_kind, 1 <= n <= LA_SHINGLE_MAX_N (other values give 0). */
 size_t la_cpu_shingle(const char *text, size_t len, int kind, int n, uint64_t *out, size_t cap);
 
+/* la_hash_bytes(p, n) of shingle_core.h, computed with 8-byte loads (memcpy) on little-endian hosts;
+ * equal for every input (tests/unit/test_near_fast.c). p may be NULL when n is 0. */
+uint64_t la_cpu_hash_bytes(const void *p, size_t n);
+
 /* Upper bound of la_cpu_shingle's result for a text of len bytes (one shingle per byte at most). */
 static inline size_t la_shingle_bound(size_t len) { return len + 1; }
 
@@ -47,6 +51,10 @@ size_t la_cpu_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, s
 /* MinHash signature with k permutations (1 <= k <= LA_MINHASH_MAX_PERM) of the shingle hashes
  * h[0..n) (duplicates do not matter) into sig[0..k). An empty set gives all UINT32_MAX. */
 void la_cpu_minhash(const uint64_t *h, size_t n, int k, uint32_t *sig /* OUT */);
+
+/* The same signature as la_cpu_minhash, always from the portable loop (no AVX-512 path): the
+ * reference the vector paths are tested against. */
+void la_cpu_minhash_portable(const uint64_t *h, size_t n, int k, uint32_t *sig /* OUT */);
 
 /* LSH band keys: keys[j] = la_band_key(j, sig + j*rows, rows) for j in [0, bands). */
 void la_cpu_lsh_keys(const uint32_t *sig, int bands, int rows, uint64_t *keys /* OUT */);

@@ -6,49 +6,77 @@
 #include "near_kernels.h"
 #include "shingle_core.h"
 
-/* la_is_word_byte as a table: the scan below touches every byte once. */
-static unsigned char word_table[256];
-static int word_table_ready;
+#include "shingle_scan.h"
 
-static void word_table_init(void)
-{
-    for (int c = 0; c < 256; c++) word_table[c] = (unsigned char)la_is_word_byte((unsigned char)c);
-    __atomic_store_n(&word_table_ready, 1, __ATOMIC_RELEASE);
-}
+uint64_t la_cpu_hash_bytes(const void *p, size_t n) { return la_scan_hash_bytes(p, n); }
 
-/* Words of up to 8 bytes are gathered while they are scanned and hashed exactly as la_hash_bytes
- * does (one la_mix64 of the zero-padded word and its length); longer words call la_hash_bytes. */
-static size_t shingle_words(const unsigned char *p, size_t len, int n, uint64_t *out, size_t cap)
+/* Word shingles. Per block of 64 bytes, the word starts (a word byte after a non-word byte) and ends
+ * (the reverse) are bit masks; inside a block they alternate, start first, so each word is one pop of
+ * each mask with count-trailing-zeros: no per-byte loop and no branch per byte. A word still open at
+ * the end of a block is closed by the first end of a later one. Inlined with n = 2 (the default) as a
+ * constant: then the two tokens of a shingle stay in registers. */
+static inline __attribute__((always_inline)) size_t shingle_words_n(const unsigned char *p, size_t len, int n,
+                                                                     uint64_t *out, size_t cap)
 {
-    if (!__atomic_load_n(&word_table_ready, __ATOMIC_ACQUIRE)) word_table_init();
-    uint64_t ring[LA_SHINGLE_MAX_N];
+    uint64_t ring[LA_SHINGLE_MAX_N] = {0}, prev = 0;
     size_t ntok = 0, nout = 0;
     int end = 0;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && !word_table[p[i]]) i++;
-        if (i >= len) break;
-        size_t s = i;
-        uint64_t w = 0;
-        while (i < len && word_table[p[i]]) {
-            if (i - s < 8) w |= (uint64_t)p[i] << (8 * (i - s));
-            i++;
+    uint64_t in = 0;         /* the last byte of the previous block is a word byte */
+    size_t open = SIZE_MAX;  /* start of a word still open at the end of the previous block */
+#define WORD_EMIT(s, e)                                                                                \
+    do {                                                                                               \
+        uint64_t tok_ = la_scan_word_token(p, (s), (e) - (s), len);                                    \
+        if (n == 2) {                                                                                  \
+            if (ntok >= 1) {                                                                           \
+                uint64_t pair_[2] = {prev, tok_};                                                      \
+                if (nout < cap) out[nout] = la_shingle_fold(pair_, 2, 2, 2);                           \
+                nout++;                                                                                \
+            }                                                                                          \
+            ring[0] = prev = tok_;                                                                     \
+            end = 1;                                                                                   \
+        } else {                                                                                       \
+            ring[end] = tok_;                                                                          \
+            if (++end == n) end = 0;                                                                   \
+            if (ntok + 1 >= (size_t)n) {                                                               \
+                if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, n);                          \
+                nout++;                                                                                \
+            }                                                                                          \
+        }                                                                                              \
+        ntok++;                                                                                        \
+    } while (0)
+    for (size_t base = 0; base < len; base += 64) {
+        uint64_t m = la_scan_block_mask(p, len, base);
+        uint64_t before = m << 1 | in; /* bit j: the byte before byte j is a word byte */
+        uint64_t st = m & ~before, en = ~m & before;
+        in = m >> 63;
+        if (open != SIZE_MAX) {
+            if (!en) continue; /* the open word spans this whole block */
+            size_t e = base + (size_t)__builtin_ctzll(en);
+            en &= en - 1;
+            WORD_EMIT(open, e);
+            open = SIZE_MAX;
         }
-        size_t wl = i - s;
-        ring[end] = wl <= 8 ? la_mix64(LA_SHINGLE_BYTES_SEED ^ w ^ ((uint64_t)wl << 56) ^ (uint64_t)wl)
-                            : la_hash_bytes(p + s, wl);
-        if (++end == n) end = 0;
-        ntok++;
-        if (ntok >= (size_t)n) {
-            if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, n);
-            nout++;
+        while (en) {
+            size_t s = base + (size_t)__builtin_ctzll(st), e = base + (size_t)__builtin_ctzll(en);
+            st &= st - 1;
+            en &= en - 1;
+            WORD_EMIT(s, e);
         }
+        if (st) open = base + (size_t)__builtin_ctzll(st);
     }
+    if (open != SIZE_MAX) WORD_EMIT(open, len); /* a word ending a text of a multiple of 64 bytes */
+#undef WORD_EMIT
     if (ntok > 0 && ntok < (size_t)n) {
         if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, (int)ntok);
         nout++;
     }
     return nout;
+}
+
+static size_t shingle_words(const unsigned char *p, size_t len, int n, uint64_t *out, size_t cap)
+{
+    if (n == 2) return shingle_words_n(p, len, 2, out, cap);
+    return shingle_words_n(p, len, n, out, cap);
 }
 
 static size_t shingle_chars(const unsigned char *p, size_t len, int n, uint64_t *out, size_t cap)
