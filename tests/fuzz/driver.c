@@ -83,5 +83,6 @@ int main(int argc, char **argv)
         LLVMFuzzerTestOneInput(buf, n);
     }
     printf("%d seeds and %d mutated inputs: no failure\n", nseeds, rounds);
+    for (int i = 0; i < nseeds; i++) free(seeds[i]);
     return 0;
 }
