@@ -559,7 +559,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     c->cands = malloc((total ? total : 1) * sizeof *c->cands);
     if (!c->cands) return la_error(LA_ENOMEM, "near: out of memory for %zu candidates", total);
     for (int i = 0; i < c->nthreads; i++) {
-        memcpy(c->cands + c->ncand, c->sc[i].c, c->sc[i].nc * sizeof *c->cands);
+        if (c->sc[i].nc) memcpy(c->cands + c->ncand, c->sc[i].c, c->sc[i].nc * sizeof *c->cands);
         c->ncand += c->sc[i].nc;
         free(c->sc[i].c);
         c->sc[i].c = NULL;
