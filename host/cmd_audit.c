@@ -208,6 +208,7 @@ int la_cmd_audit(int argc, char **argv)
     c.load.embedding_field = aopt.semantic.enabled ? aopt.semantic.embedding_field : NULL;
     if (la_cli_finish(&c) != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s (see leakaudit audit --help)\n", la_last_error());
+        la_semantic_opts_free(&aopt.semantic);
         la_cli_free(&c);
         return LA_EXIT_USAGE;
     }
