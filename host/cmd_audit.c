@@ -20,8 +20,9 @@ static const char k_help[] =
     "Usage: leakaudit audit [options] (--dev FILE --test FILE | --part NAME=FILE... | FILE...)\n"
     "\n"
     "Finds every link between the held-out partition and the others: shared family ids (family),\n"
-    "rows on the wrong side of --cutoff (time), and copies after normalization (exact). Every row\n"
-    "gets one outcome: its partition, quarantine (with reasons) or rejected.\n"
+    "rows on the wrong side of --cutoff (time), copies after normalization (exact), near copies\n"
+    "(near) and similar embeddings (semantic). Linked rows form clusters; every row gets one\n"
+    "outcome: its partition, quarantine (with reasons) or rejected.\n"
     "\n"
     "%s"
     "Audit:\n"
@@ -57,7 +58,8 @@ static const char k_help[] =
     "  --help                  this text\n"
     "\n"
     "Writes to --out: report.json, report.md, pairs.jsonl, assignments.jsonl, <partition>.jsonl for\n"
-    "each partition (the clean manifests), quarantine.jsonl and rejects.jsonl.\n"
+    "each partition (the clean manifests), quarantine.jsonl, rejects.jsonl, and nearest.jsonl\n"
+    "(semantic) and within_pairs.jsonl (--within) when those run.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
 enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR };
