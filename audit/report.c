@@ -724,6 +724,72 @@ void la_report_rejected_assignments(const la_report *r, int with_split_in, la_bu
     }
 }
 
+static const uint32_t *g_cluster; /* sort context */
+
+/* By cluster, then partition, then id. */
+static int cmp_cluster_row(const void *x, const void *y)
+{
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    if (g_cluster[i] != g_cluster[j]) return g_cluster[i] < g_cluster[j] ? -1 : 1;
+    if (g_sort_rows[i].part != g_sort_rows[j].part) return g_sort_rows[i].part < g_sort_rows[j].part ? -1 : 1;
+    return strcmp(g_sort_rows[i].id, g_sort_rows[j].id);
+}
+
+la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    size_t n = la_table_nrows(t), m = 0, nc = r->audit->nclusters;
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *kinds = calloc(nc + 1, sizeof *kinds);
+    size_t *npairs = calloc(nc + 1, sizeof *npairs);
+    if (!order || !kinds || !npairs) {
+        free(order);
+        free(kinds);
+        free(npairs);
+        return la_error(LA_ENOMEM, "out of memory writing clusters.jsonl");
+    }
+    for (size_t k = 0; k < r->pairs->n; k++) {
+        uint32_t c = r->audit->cluster[r->pairs->v[k].a];
+        kinds[c] |= r->pairs->v[k].kinds;
+        npairs[c]++;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (r->audit->cluster[i]) order[m++] = (uint32_t)i;
+    g_sort_rows = rows;
+    g_cluster = r->audit->cluster;
+    qsort(order, m, sizeof *order, cmp_cluster_row);
+    for (size_t g = 0; g < m;) {
+        uint32_t c = r->audit->cluster[order[g]];
+        size_t e = g;
+        while (e < m && r->audit->cluster[order[e]] == c) e++;
+        int suspect = 0;
+        for (size_t k = 0; k < r->audit->nsuspects; k++) suspect |= r->audit->suspects[k].cluster == c;
+        la_buf_printf(b, "{\"cluster\":%u,\"rows\":%zu,\"pairs\":%zu,\"kinds\":", c, e - g, npairs[c]);
+        kinds_json(b, kinds[c]);
+        la_buf_printf(b, ",\"suspect\":%s,\"members\":{", suspect ? "true" : "false");
+        uint32_t cur = UINT32_MAX;
+        for (size_t i = g; i < e; i++) {
+            const la_row *row = &rows[order[i]];
+            if (row->part != cur) {
+                if (cur != UINT32_MAX) la_buf_puts(b, "],");
+                la_buf_json_str(b, la_table_part_name(t, row->part));
+                la_buf_puts(b, ":[");
+                cur = row->part;
+            } else {
+                la_buf_putc(b, ',');
+            }
+            la_buf_json_str(b, row->id);
+        }
+        la_buf_puts(b, "]}}\n");
+        g = e;
+    }
+    free(order);
+    free(kinds);
+    free(npairs);
+    return la_buf_status(b);
+}
+
 la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *b)
 {
     const la_row *rows = la_table_rows_const(r->table);

@@ -94,6 +94,9 @@ la_status la_report_json(const la_report *r, la_buf *out);
 la_status la_report_md(const la_report *r, la_buf *out);
 la_status la_report_pairs_jsonl(const la_report *r, la_buf *out);
 la_status la_report_assignments_jsonl(const la_report *r, la_buf *out);
+/* One line per leak cluster: number, size, pairs, the kinds of evidence that joined it, whether it is
+ * suspect, and its members per partition (ids sorted). */
+la_status la_report_clusters_jsonl(const la_report *r, la_buf *out);
 /* The original rows whose outcome is `out` (a partition index or LA_OUT_QUARANTINE), in input order. */
 la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *buf);
 la_status la_report_rejects_jsonl(const la_report *r, la_buf *out);

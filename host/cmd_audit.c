@@ -57,9 +57,9 @@ static const char k_help[] =
     "  --semantic-topk K       nearest seen rows kept per held-out row in nearest.jsonl (default 1)\n"
     "  --help                  this text\n"
     "\n"
-    "Writes to --out: report.json, report.md, pairs.jsonl, assignments.jsonl, <partition>.jsonl for\n"
-    "each partition (the clean manifests), quarantine.jsonl, rejects.jsonl, and nearest.jsonl\n"
-    "(semantic) and within_pairs.jsonl (--within) when those run.\n"
+    "Writes to --out: report.json, report.md, pairs.jsonl, clusters.jsonl, assignments.jsonl,\n"
+    "<partition>.jsonl for each partition (the clean manifests), quarantine.jsonl, rejects.jsonl,\n"
+    "and nearest.jsonl (semantic) and within_pairs.jsonl (--within) when those run.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
 enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR };
@@ -129,6 +129,7 @@ static la_status write_outputs(const la_cli *c, const la_report *r, const la_tie
     EMIT("report.md", la_report_md(r, &b));
     EMIT("pairs.jsonl", la_report_pairs_jsonl(r, &b));
     EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b));
+    EMIT("clusters.jsonl", la_report_clusters_jsonl(r, &b));
     EMIT("quarantine.jsonl", la_report_manifest(r, LA_OUT_QUARANTINE, &b));
     EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
     if (s == LA_OK && sem && sem->json.n) s = la_outdir_write(&od, "nearest.jsonl", &sem->extra);

@@ -64,6 +64,12 @@ expect_rc 1
 [ "$(json_get chain/report.json 'len(j["findings"]["suspect_clusters"])')" = 1 ] || fail "one suspect cluster"
 [ "$(json_get chain/report.json 'j["findings"]["suspect_clusters"][0]["rows"]')" = 4 ] || fail "of 4 rows"
 expect_has chain/report.md "Suspect clusters"
+python3 - chain/clusters.jsonl <<'PY' || fail "clusters.jsonl is not as expected"
+import json, sys
+c = [json.loads(l) for l in open(sys.argv[1])]
+assert len(c) == 1 and c[0]["rows"] == 4 and c[0]["suspect"] is True, c
+assert c[0]["members"] == {"dev": ["c1", "c2", "c3"], "test": ["c4"]} and c[0]["kinds"] == ["family"], c
+PY
 la audit --dev chain_dev.jsonl --test chain_test.jsonl --embed none --near off --max-cluster 4 --out chain4
 [ "$(json_get chain4/report.json 'len(j["findings"]["suspect_clusters"])')" = 0 ] || fail "no suspect at 4"
 
