@@ -231,12 +231,12 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     la_table *t = L->table;
     const la_load_opts *o = &L->opts;
     L->files[p->file].rows_read++;
-    uint32_t part = LA_NO_PART, row_ordinal_slot = LA_NO_PART;
+    uint32_t part = LA_NO_PART;
     if (p->part) la_table_part(t, p->part, &part);
 
-    if (part != LA_NO_PART && part < 64) row_ordinal_slot = part;
     if (!rec) {
-        if (row_ordinal_slot != LA_NO_PART) L->part_records[row_ordinal_slot]++;
+        /* an unparseable record still takes its place among its partition's records */
+        if (part != LA_NO_PART && part < LA_MAX_PART_COUNT) L->part_records[part]++;
         reason(p, "record", "%s", parse_error);
         if (p->st != LA_OK) return la_error(p->st, "out of memory");
         return push_reject(p, line, part, NULL, raw, rawlen);
@@ -410,7 +410,7 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
         long at = utf8_invalid_at(raw, rawlen);
         if (at >= 0) reason(p, "record", "invalid UTF-8 (byte 0x%02x at offset %ld of the line)", (unsigned char)raw[at], at);
     }
-    if (part != LA_NO_PART && part < 64) row.ordinal = (uint32_t)L->part_records[part]++;
+    if (part != LA_NO_PART && part < LA_MAX_PART_COUNT) row.ordinal = (uint32_t)L->part_records[part]++;
     if (p->st != LA_OK) {
         free(vec);
         return la_error(p->st, "out of memory");

@@ -11,6 +11,7 @@
 #include "report.h"
 
 #define LA_MAX_TEXT_FIELDS 16
+#define LA_MAX_PART_COUNT 64   /* partitions whose record counts are kept (embeddings need them) */
 
 typedef struct la_load_opts {
     const char *id_field;                       /* default "id" */
@@ -40,7 +41,7 @@ typedef struct la_loader {
     size_t nrejects, caprejects;
     la_file_info *files;   /* indexed like the table's files */
     size_t nfiles, capfiles;
-    size_t part_records[64]; /* records seen per partition index (placed or rejected) */
+    size_t part_records[LA_MAX_PART_COUNT]; /* records seen per partition index (placed or rejected) */
     float *emb;            /* with embedding_field: nrows x emb_dim in table order */
     size_t emb_dim, emb_cap;
 } la_loader;

@@ -98,7 +98,7 @@ static la_status load_npy(const la_semantic_opts *o, const la_loader *L, const l
             break;
         }
         covered[part] = 1;
-        size_t expect = part < 64 ? L->part_records[part] : 0, r = 0, c = 0;
+        size_t expect = part < LA_MAX_PART_COUNT ? L->part_records[part] : 0, r = 0, c = 0;
         float *m = NULL;
         s = la_npy_read(o->emb_path[k], expect, *dim, &m, &r, &c);
         if (s != LA_OK) {
