@@ -5,9 +5,10 @@
  *
  * Kernels: shingle_docs (one thread per document, the loop of shingle.cuh), minhash_docs (one block
  * of 128 threads per document: each thread owns k/128 signature slots, the document's hashes pass
- * through shared memory 128 at a time, so every load is coalesced and every hash is read from global
- * memory once), band_keys (one thread per document and band). The host side is one chunked pipeline
- * (near_pipeline.cuh) shared with simhash.cu.
+ * through shared memory 128 at a time, each reduced to its 32-bit key by the thread that loads it, so
+ * every load is coalesced and every hash is read from global memory and keyed once), band_keys (one
+ * thread per document and band). The host side is one chunked pipeline (near_pipeline.cuh) shared
+ * with simhash.cu.
  */
 #include "near_pipeline.cuh"
 #include "minhash_core.h"
@@ -29,9 +30,9 @@ template <int R>
 __global__ void __launch_bounds__(MH_THREADS)
     minhash_docs(const uint64_t *h, const uint64_t *off, uint64_t base, int plus_index,
                  const uint32_t *cnt, size_t ndocs, int k, uint32_t *sig) {
-    __shared__ uint64_t tile[MH_THREADS];
+    __shared__ uint32_t tile[MH_THREADS]; /* la_minhash_key of 128 shingle hashes, each computed once */
     const int tid = threadIdx.x;
-    uint64_t a[R], b[R];
+    uint32_t a[R], b[R];
 #pragma unroll
     for (int r = 0; r < R; r++) {
         int j = tid + r * MH_THREADS;
@@ -46,11 +47,11 @@ __global__ void __launch_bounds__(MH_THREADS)
         for (int r = 0; r < R; r++) m[r] = UINT32_MAX;
         for (size_t t0 = 0; t0 < n; t0 += MH_THREADS) {
             __syncthreads();
-            if (t0 + tid < n) tile[tid] = h[start + t0 + tid];
+            if (t0 + tid < n) tile[tid] = la_minhash_key(h[start + t0 + tid]);
             __syncthreads();
             int tn = n - t0 < MH_THREADS ? (int)(n - t0) : MH_THREADS;
             for (int t = 0; t < tn; t++) {
-                uint64_t x = tile[t];
+                uint32_t x = tile[t];
 #pragma unroll
                 for (int r = 0; r < R; r++) m[r] = la_minhash_min(m[r], la_minhash_perm(x, a[r], b[r]));
             }

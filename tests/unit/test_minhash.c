@@ -1,6 +1,10 @@
 /* test_minhash.c - MinHash signatures, band keys and SimHash: values pinned from an independent
- * implementation of the formulas in kernels/minhash_core.h and simhash_core.h, and the properties a
- * user relies on (set semantics, prefix of K, the estimate tracks Jaccard). */
+ * implementation (a short Python script, not this library) of the formulas in
+ * kernels/minhash_core.h and simhash_core.h, and the properties a user relies on (set semantics,
+ * prefix of K, the estimate tracks Jaccard). The MinHash formulas pinned here:
+ *   key(x)  = low 32 bits of la_mix64(x ^ LA_MINHASH_SEED), LA_MINHASH_SEED = "minhash2"
+ *   a_k     = (high 32 bits of SplitMix64 output 2k) | 1,  b_k = high 32 bits of output 2k+1
+ *   slot k  = min over the set of (a_k * key(x) + b_k) mod 2^32 */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,14 +19,19 @@
 
 static void test_known_signatures(void **state)
 {
-    uint64_t a, b;
+    uint32_t a, b;
     la_minhash_param(0, &a, &b);
-    assert_true(a == 0x9597103d73c835b1ull);
-    assert_true(b == 0x2fe4bb3f6318b88full);
+    assert_true(a == 0xe9a95741u);
+    assert_true(b == 0x9d9abe11u);
+    la_minhash_param(127, &a, &b);
+    assert_true(a == 0x4094e951u);
+    assert_true(b == 0x754b8a22u);
+    assert_true(la_minhash_key(0) == 0x6b287ae9u);
+    assert_true(la_minhash_key(1) == 0xe2d43bbdu);
     uint64_t set[] = {1, 2, 3};
-    uint32_t sig[4];
+    uint32_t sig[128];
     la_cpu_minhash(set, 3, 4, sig);
-    uint32_t want[] = {0x5b12dbba, 0x15e4aa3d, 0x172500f9, 0x0a833fac};
+    uint32_t want[] = {0x6467f0db, 0x25ceea85, 0x3152904a, 0x0e3ffdb9};
     assert_memory_equal(sig, want, sizeof want);
 
     const char *text = "the quick brown fox jumps over the lazy dog";
@@ -30,8 +39,15 @@ static void test_known_signatures(void **state)
     size_t n = la_cpu_shingle(text, strlen(text), LA_SHINGLE_WORD, 2, h, 16);
     assert_int_equal(n, 8);
     la_cpu_minhash(h, n, 4, sig);
-    uint32_t want2[] = {0x04a48123, 0x030e7629, 0x0fd7af16, 0x08fb91d3};
+    uint32_t want2[] = {0x094461d6, 0x0bc62de6, 0x1e1c1da0, 0x22559187};
     assert_memory_equal(sig, want2, sizeof want2);
+    /* K = 128 (the vector blocks): the first slots again, and the last four. */
+    la_cpu_minhash(h, n, 128, sig);
+    assert_memory_equal(sig, want2, sizeof want2);
+    uint32_t want3[] = {0x2676b8f7, 0x13d6f035, 0x03ee0c8e, 0x26941077};
+    assert_memory_equal(sig + 124, want3, sizeof want3);
+    la_cpu_minhash_portable(h, n, 128, sig);
+    assert_memory_equal(sig + 124, want3, sizeof want3);
     la_cpu_shingle_sort(h, n);
     assert_true(la_cpu_simhash(h, n) == 0x06ae30a82199c06eull);
 }

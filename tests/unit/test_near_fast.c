@@ -2,7 +2,7 @@
  * kernels/shingle_core.h and minhash_core.h, which the CUDA kernels share: la_cpu_hash_bytes against
  * la_hash_bytes, la_cpu_shingle (64-byte mask scan, 8-byte loads) against a byte-at-a-time shingler
  * written here from the core functions, and la_cpu_minhash (AVX-512 where the host has it) against the
- * portable loop and against la_minhash_perm itself; the portable scan helpers (other hosts) too. Random inputs: lengths 0..100 and longer, every
+ * portable loop and against la_minhash_key and la_minhash_perm themselves; the portable scan helpers (other hosts) too. Random inputs: lengths 0..100 and longer, every
  * byte value, valid and malformed UTF-8, words across 64-byte block edges and at the end of the text. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -172,10 +172,10 @@ static void test_minhash_paths(void **state)
         assert_memory_equal(fast, port, (size_t)k * sizeof *fast);
         /* And both against the definition. */
         for (int j = 0; j < k; j += 1 + j / 8) {
-            uint64_t a, b;
+            uint32_t a, b;
             la_minhash_param((uint32_t)j, &a, &b);
             uint32_t m = UINT32_MAX;
-            for (size_t i = 0; i < n; i++) m = la_minhash_min(m, la_minhash_perm(h[i], a, b));
+            for (size_t i = 0; i < n; i++) m = la_minhash_min(m, la_minhash_perm(la_minhash_key(h[i]), a, b));
             assert_true(fast[j] == m);
         }
     }
