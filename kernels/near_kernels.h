@@ -22,7 +22,9 @@ enum la_shingle_kind {
     LA_SHINGLE_CHAR = 1  /* n consecutive Unicode code points, whitespace runs read as one space */
 };
 
+#ifndef LA_SHINGLE_MAX_N
 #define LA_SHINGLE_MAX_N 32
+#endif
 #define LA_MINHASH_MAX_PERM 1024
 
 /* Hash every shingle of text[0..len) (UTF-8) into out[0..cap), in text order, duplicates kept.

@@ -79,45 +79,12 @@ static size_t shingle_words(const unsigned char *p, size_t len, int n, uint64_t 
     return shingle_words_n(p, len, n, out, cap);
 }
 
-static size_t shingle_chars(const unsigned char *p, size_t len, int n, uint64_t *out, size_t cap)
-{
-    uint64_t ring[LA_SHINGLE_MAX_N];
-    size_t ntok = 0, nout = 0;
-    int end = 0;
-    size_t i = 0;
-    while (len > 0 && la_is_space_byte(p[len - 1])) len--;
-    while (i < len && la_is_space_byte(p[i])) i++;
-    while (i < len) {
-        uint64_t cp;
-        if (la_is_space_byte(p[i])) {
-            while (i < len && la_is_space_byte(p[i])) i++;
-            cp = ' ';
-        } else {
-            size_t l;
-            cp = la_utf8_next(p + i, len - i, &l);
-            i += l;
-        }
-        ring[end] = la_char_token((uint32_t)cp);
-        if (++end == n) end = 0;
-        ntok++;
-        if (ntok >= (size_t)n) {
-            if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, n);
-            nout++;
-        }
-    }
-    if (ntok > 0 && ntok < (size_t)n) {
-        if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, (int)ntok);
-        nout++;
-    }
-    return nout;
-}
-
 size_t la_cpu_shingle(const char *text, size_t len, int kind, int n, uint64_t *out, size_t cap)
 {
     if (!text || n < 1 || n > LA_SHINGLE_MAX_N) return 0;
     const unsigned char *p = (const unsigned char *)text;
     if (kind == LA_SHINGLE_WORD) return shingle_words(p, len, n, out, cap);
-    if (kind == LA_SHINGLE_CHAR) return shingle_chars(p, len, n, out, cap);
+    if (kind == LA_SHINGLE_CHAR) return la_shingle_chars(p, len, n, out, cap);
     return 0;
 }
 

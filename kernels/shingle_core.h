@@ -30,6 +30,10 @@
 #define LA_SHINGLE_BYTES_SEED 0x9e3779b97f4a7c15ull
 #define LA_CHAR_SEED 0x636861727365656full /* "charseeo" */
 
+#ifndef LA_SHINGLE_MAX_N
+#define LA_SHINGLE_MAX_N 32 /* the largest n of an n-gram (also in near_kernels.h) */
+#endif
+
 /* SplitMix64 finalizer (Steele, Lea, Flood 2014): a bijection with full avalanche. */
 static inline LA_HD uint64_t la_mix64(uint64_t x)
 {
@@ -129,6 +133,71 @@ static inline LA_HD uint64_t la_shingle_fold(const uint64_t *ring, int cap, int 
         if (++idx == cap) idx = 0;
     }
     return la_mix64(h);
+}
+
+/* The reference shingling loops, one token at a time: the CPU's character path and the device use
+ * them as they are, and the CPU's word path (a vectorized scan) is tested against la_shingle_words.
+ * Both count every shingle and write the first `cap` of them to out; the count is returned. */
+
+/* Word n-grams: tokens are maximal runs of word bytes; a text with fewer than n words gives one
+ * shingle of all its words. */
+static inline LA_HD size_t la_shingle_words(const unsigned char *p, size_t len, int n, uint64_t *out, size_t cap)
+{
+    uint64_t ring[LA_SHINGLE_MAX_N];
+    size_t ntok = 0, nout = 0, i = 0;
+    int end = 0;
+    while (i < len) {
+        while (i < len && !la_is_word_byte(p[i])) i++;
+        if (i >= len) break;
+        size_t s = i;
+        while (i < len && la_is_word_byte(p[i])) i++;
+        ring[end] = la_hash_bytes(p + s, i - s);
+        if (++end == n) end = 0;
+        ntok++;
+        if (ntok >= (size_t)n) {
+            if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, n);
+            nout++;
+        }
+    }
+    if (ntok > 0 && ntok < (size_t)n) {
+        if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, (int)ntok);
+        nout++;
+    }
+    return nout;
+}
+
+/* Character n-grams over code points; leading and trailing whitespace is dropped and every inner
+ * whitespace run reads as one space. */
+static inline LA_HD size_t la_shingle_chars(const unsigned char *p, size_t len, int n, uint64_t *out, size_t cap)
+{
+    uint64_t ring[LA_SHINGLE_MAX_N];
+    size_t ntok = 0, nout = 0, i = 0;
+    int end = 0;
+    while (len > 0 && la_is_space_byte(p[len - 1])) len--;
+    while (i < len && la_is_space_byte(p[i])) i++;
+    while (i < len) {
+        uint32_t cp;
+        if (la_is_space_byte(p[i])) {
+            while (i < len && la_is_space_byte(p[i])) i++;
+            cp = ' ';
+        } else {
+            size_t l;
+            cp = la_utf8_next(p + i, len - i, &l);
+            i += l;
+        }
+        ring[end] = la_char_token(cp);
+        if (++end == n) end = 0;
+        ntok++;
+        if (ntok >= (size_t)n) {
+            if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, n);
+            nout++;
+        }
+    }
+    if (ntok > 0 && ntok < (size_t)n) {
+        if (nout < cap) out[nout] = la_shingle_fold(ring, n, end, (int)ntok);
+        nout++;
+    }
+    return nout;
 }
 
 #endif /* LA_SHINGLE_CORE_H */

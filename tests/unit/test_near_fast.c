@@ -77,21 +77,7 @@ static void fill(unsigned char *p, size_t len, int style)
 /* The word shingler as the rules state it, one byte at a time, on the core functions only. */
 static size_t ref_shingle_words(const unsigned char *p, size_t len, int n, uint64_t *out)
 {
-    uint64_t ring[LA_SHINGLE_MAX_N];
-    size_t ntok = 0, nout = 0, i = 0;
-    int end = 0;
-    while (i < len) {
-        while (i < len && !la_is_word_byte(p[i])) i++;
-        if (i >= len) break;
-        size_t s = i;
-        while (i < len && la_is_word_byte(p[i])) i++;
-        ring[end] = la_hash_bytes(p + s, i - s);
-        if (++end == n) end = 0;
-        ntok++;
-        if (ntok >= (size_t)n) out[nout++] = la_shingle_fold(ring, n, end, n);
-    }
-    if (ntok > 0 && ntok < (size_t)n) out[nout++] = la_shingle_fold(ring, n, end, (int)ntok);
-    return nout;
+    return la_shingle_words(p, len, n, out, (size_t)-1);
 }
 
 static void test_hash_bytes(void **state)
