@@ -74,14 +74,8 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"semantic-threshold", required_argument, 0, OPT_SEMANTIC},
                                     {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                     {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
-                                    {"near", required_argument, 0, OPT_NEAR},
-                                    {"near-threshold", required_argument, 0, OPT_NEAR},
-                                    {"containment-threshold", required_argument, 0, OPT_NEAR},
+                                    LA_NEAR_LONG_OPTIONS(OPT_NEAR),
                                     {"within", no_argument, 0, OPT_NEAR},
-                                    {"shingle", required_argument, 0, OPT_NEAR},
-                                    {"shingle-size", required_argument, 0, OPT_NEAR},
-                                    {"num-perm", required_argument, 0, OPT_NEAR},
-                                    {"simhash-k", required_argument, 0, OPT_NEAR},
                                     {0, 0, 0, 0}};
 
 typedef struct audit_opts {

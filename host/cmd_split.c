@@ -58,13 +58,7 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"demos-per-class", required_argument, 0, OPT_DEMOS},
                                     {"dev-share", required_argument, 0, OPT_DEV_SHARE},
                                     {"fingerprint-key", required_argument, 0, OPT_FP_KEY},
-                                    {"near", required_argument, 0, OPT_NEAR},
-                                    {"near-threshold", required_argument, 0, OPT_NEAR},
-                                    {"containment-threshold", required_argument, 0, OPT_NEAR},
-                                    {"shingle", required_argument, 0, OPT_NEAR},
-                                    {"shingle-size", required_argument, 0, OPT_NEAR},
-                                    {"num-perm", required_argument, 0, OPT_NEAR},
-                                    {"simhash-k", required_argument, 0, OPT_NEAR},
+                                    LA_NEAR_LONG_OPTIONS(OPT_NEAR),
                                     {0, 0, 0, 0}};
 
 typedef struct split_opts {

@@ -40,6 +40,14 @@ typedef struct la_near_opts_cli {
 } la_near_opts_cli;
 
 void la_near_opts_init(la_near_opts_cli *o);
+
+/* The near tier's getopt_long entries, all reporting option id `id` (the name tells them apart).
+ * --within is audit's alone. */
+#define LA_NEAR_LONG_OPTIONS(id)                                                                           \
+    {"near", required_argument, 0, id}, {"near-threshold", required_argument, 0, id},                     \
+    {"containment-threshold", required_argument, 0, id}, {"shingle", required_argument, 0, id},           \
+    {"shingle-size", required_argument, 0, id}, {"num-perm", required_argument, 0, id},                   \
+    {"simhash-k", required_argument, 0, id}
 /* Options: "near", "near-threshold", "containment-threshold", "within", "shingle", "shingle-size",
  * "num-perm", "simhash-k". Returns LA_EUNSUPPORTED for other names. */
 la_status la_near_option(la_near_opts_cli *o, const char *name, const char *arg);
