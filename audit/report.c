@@ -1,5 +1,6 @@
 /* report.c - writers for the audit report files (see report.h and docs/report-schema.md). */
 #include "report.h"
+#include "report_model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ static void kinds_json(la_buf *b, uint32_t kinds)
     la_buf_putc(b, ']');
 }
 
-static void kinds_text(la_buf *b, uint32_t kinds, const char *sep)
+void la_report_kinds_text(la_buf *b, uint32_t kinds, const char *sep)
 {
     int first = 1;
     for (int i = 0; i < LA_KIND_COUNT; i++)
@@ -43,119 +44,6 @@ static void kinds_text(la_buf *b, uint32_t kinds, const char *sep)
             la_buf_puts(b, la_kind_name(1u << i));
             first = 0;
         }
-}
-
-/* ---- counts ---- */
-
-typedef struct part_counts {
-    size_t read, kept, quarantined, rejected;
-} part_counts;
-
-static part_counts *count_parts(const la_report *r, size_t *norphan_rejects)
-{
-    uint32_t np = la_table_npart(r->table);
-    part_counts *c = calloc(np ? np : 1, sizeof *c);
-    if (!c) return NULL;
-    const la_row *rows = la_table_rows_const(r->table);
-    size_t n = la_table_nrows(r->table);
-    for (size_t i = 0; i < n; i++) {
-        c[rows[i].part].read++;
-        if (r->audit->out[i] == LA_OUT_QUARANTINE) c[rows[i].part].quarantined++;
-        else c[rows[i].part].kept++;
-    }
-    *norphan_rejects = 0;
-    for (size_t k = 0; k < r->nrejects; k++) {
-        if (r->rejects[k].part == LA_NO_PART) {
-            (*norphan_rejects)++;
-            continue;
-        }
-        c[r->rejects[k].part].read++;
-        c[r->rejects[k].part].rejected++;
-    }
-    return c;
-}
-
-static size_t kind_count(const la_report *r, uint32_t kind)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < r->pairs->n; k++)
-        if (r->pairs->v[k].kinds & kind) n++;
-    return n;
-}
-
-/* Held-out statistics: sizes before and after quarantine, observed accuracy when scores are given. */
-typedef struct heldout_stats {
-    size_t before, after;
-    size_t scored_before, scored_after, scored_leaked;
-    double acc_before, acc_after, acc_leaked;
-    /* random-split expectation over families (rows without a family are singletons) */
-    size_t groups, multi_groups;
-    double share, expected_mixed;
-    size_t observed_mixed;
-} heldout_stats;
-
-static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
-
-static void compute_stats(const la_report *r, heldout_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    const la_row *rows = la_table_rows_const(r->table);
-    size_t n = la_table_nrows(r->table);
-    double sb = 0, sa = 0, sl = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (rows[i].part != r->heldout) continue;
-        s->before++;
-        int kept = r->audit->out[i] != LA_OUT_QUARANTINE;
-        if (kept) s->after++;
-        if (!isnan(rows[i].score)) {
-            s->scored_before++;
-            sb += rows[i].score;
-            if (kept) {
-                s->scored_after++;
-                sa += rows[i].score;
-            } else {
-                s->scored_leaked++;
-                sl += rows[i].score;
-            }
-        }
-    }
-    s->acc_before = s->scored_before ? sb / (double)s->scored_before : NAN;
-    s->acc_after = s->scored_after ? sa / (double)s->scored_after : NAN;
-    s->acc_leaked = s->scored_leaked ? sl / (double)s->scored_leaked : NAN;
-
-    /* families: sort family names with their rows' sides */
-    size_t nf = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].family) nf++;
-    s->share = n ? (double)s->before / (double)n : 0;
-    if (nf == 0) return;
-    const char **keys = malloc(nf * sizeof *keys);
-    size_t *sizes = malloc(nf * sizeof *sizes);
-    if (!keys || !sizes) {
-        free(keys);
-        free(sizes);
-        return;
-    }
-    /* key = family name; a second array records per family whether it has held-out and seen rows */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].family) keys[m++] = rows[i].family;
-    qsort(keys, m, sizeof *keys, cmp_str);
-    size_t ng = 0;
-    for (size_t g = 0; g < m;) {
-        size_t e = g + 1;
-        while (e < m && strcmp(keys[g], keys[e]) == 0) e++;
-        sizes[ng++] = e - g;
-        if (e - g > 1) s->multi_groups++;
-        g = e;
-    }
-    s->groups = ng;
-    s->expected_mixed = la_stat_expected_mixed(sizes, ng, s->share);
-    /* observed: families that cross the boundary (from the audit's findings) */
-    for (size_t f = 0; f < r->audit->nfamilies; f++)
-        if (r->audit->families[f].crosses) s->observed_mixed++;
-    free(keys);
-    free(sizes);
 }
 
 static void interval_json(la_buf *b, const char *name, size_t n, double p)
@@ -199,7 +87,7 @@ la_status la_report_json(const la_report *r, la_buf *b)
     const la_row *rows = la_table_rows_const(t);
     size_t n = la_table_nrows(t);
     size_t orphans;
-    part_counts *pc = count_parts(r, &orphans);
+    la_part_counts *pc = la_report_count_parts(r, &orphans);
     if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.json");
     char date[11];
 
@@ -259,7 +147,7 @@ la_status la_report_json(const la_report *r, la_buf *b)
     /* findings */
     la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"pairs_by_kind\": {", r->pairs->n);
     for (int i = 0; i < LA_KIND_COUNT; i++)
-        la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), kind_count(r, 1u << i));
+        la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
     la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
                      "\"label_conflicts\": %zu},\n",
                   r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
@@ -349,8 +237,8 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_puts(b, "\n  },\n");
 
     /* statistics */
-    heldout_stats s;
-    compute_stats(r, &s);
+    la_heldout_stats s;
+    la_report_heldout_stats(r, &s);
     double p = s.scored_before ? s.acc_before : r->assumed_accuracy;
     double pa = s.scored_after ? s.acc_after : r->assumed_accuracy;
     la_buf_printf(b, "  \"statistics\": {\n    \"heldout\": {\"partition\": ");
@@ -382,25 +270,6 @@ la_status la_report_json(const la_report *r, la_buf *b)
 
 /* ---- report.md ---- */
 
-static int pair_rank(uint32_t kinds)
-{
-    if (kinds & LA_KIND_EXACT) return 0;
-    if (kinds & LA_KIND_NEAR) return 1;
-    if (kinds & LA_KIND_SEMANTIC) return 2;
-    if (kinds & LA_KIND_FAMILY) return 3;
-    return 4;
-}
-
-static const la_pairs *g_pairs; /* sort context */
-
-static int cmp_rank(const void *x, const void *y)
-{
-    const la_pair *a = &g_pairs->v[*(const size_t *)x], *b = &g_pairs->v[*(const size_t *)y];
-    int ra = pair_rank(a->kinds), rb = pair_rank(b->kinds);
-    if (ra != rb) return ra - rb;
-    return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
-}
-
 static void md_interval(la_buf *b, size_t n, double p)
 {
     if (n == 0) {
@@ -415,10 +284,10 @@ la_status la_report_md(const la_report *r, la_buf *b)
     const la_table *t = r->table;
     const la_row *rows = la_table_rows_const(t);
     size_t orphans;
-    part_counts *pc = count_parts(r, &orphans);
+    la_part_counts *pc = la_report_count_parts(r, &orphans);
     if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.md");
-    heldout_stats s;
-    compute_stats(r, &s);
+    la_heldout_stats s;
+    la_report_heldout_stats(r, &s);
     const char *held = part_name(r, r->heldout);
 
     la_buf_puts(b, "# leakaudit report\n\n");
@@ -432,7 +301,7 @@ la_status la_report_md(const la_report *r, la_buf *b)
 
     la_buf_puts(b, "| evidence | pairs |\n|---|---:|\n");
     for (int i = 0; i < LA_KIND_COUNT; i++)
-        la_buf_printf(b, "| %s | %zu |\n", la_kind_name(1u << i), kind_count(r, 1u << i));
+        la_buf_printf(b, "| %s | %zu |\n", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
     la_buf_printf(b, "\nTime: %zu rows on the wrong side of the cutoff. Exact: %zu duplicate rows within a partition, "
                      "%zu label conflicts.\n\n",
                   r->audit->ntime, r->ndup, r->nconflicts);
@@ -476,21 +345,18 @@ la_status la_report_md(const la_report *r, la_buf *b)
 
     /* top leaks */
     if (r->pairs->n) {
-        size_t *idx = malloc(r->pairs->n * sizeof *idx);
+        size_t *idx = la_report_ranked_pairs(r);
         if (!idx) {
             free(pc);
             return la_error(LA_ENOMEM, "out of memory writing report.md");
         }
-        for (size_t k = 0; k < r->pairs->n; k++) idx[k] = k;
-        g_pairs = r->pairs;
-        qsort(idx, r->pairs->n, sizeof *idx, cmp_rank);
         size_t top = r->pairs->n < 10 ? r->pairs->n : 10;
         la_buf_printf(b, "\n## Top leaks (%zu of %zu pairs; all in pairs.jsonl)\n\n", top, r->pairs->n);
         la_buf_puts(b, "| kinds | seen id | seen text | held-out id | held-out text |\n|---|---|---|---|---|\n");
         for (size_t k = 0; k < top; k++) {
             const la_pair *pp = &r->pairs->v[idx[k]];
             la_buf_puts(b, "| ");
-            kinds_text(b, pp->kinds, ", ");
+            la_report_kinds_text(b, pp->kinds, ", ");
             la_buf_puts(b, " | ");
             la_buf_md_cell(b, rows[pp->a].id, 40);
             la_buf_puts(b, " | ");
@@ -517,7 +383,7 @@ la_status la_report_md(const la_report *r, la_buf *b)
                 la_buf_puts(b, " – ");
                 la_buf_md_cell(b, rows[pp->b].id, 40);
                 la_buf_puts(b, " | ");
-                kinds_text(b, pp->kinds, ", ");
+                la_report_kinds_text(b, pp->kinds, ", ");
                 la_buf_printf(b, " | %.3f |\n", la_pair_strength(pp));
             }
         }
@@ -669,7 +535,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
                 const la_pair *p = &pairs->v[adj[start[i] + k]];
                 uint32_t other = p->a == i ? p->b : p->a;
                 la_buf kinds = {0};
-                kinds_text(&kinds, p->kinds, "+");
+                la_report_kinds_text(&kinds, p->kinds, "+");
                 la_buf_putc(&kinds, ':');
                 if (!first) la_buf_putc(b, ',');
                 json_prefixed(b, kinds.p ? kinds.p : "", rows[other].id);

@@ -1,0 +1,134 @@
+/*
+ * report_model.c - what every report writer derives from the audit: counts per partition, the
+ * held-out statistics, counts per kind, and the leaks ranked for display.
+ */
+#include "report_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+la_part_counts *la_report_count_parts(const la_report *r, size_t *norphan_rejects)
+{
+    uint32_t np = la_table_npart(r->table);
+    la_part_counts *c = calloc(np ? np : 1, sizeof *c);
+    if (!c) return NULL;
+    const la_row *rows = la_table_rows_const(r->table);
+    size_t n = la_table_nrows(r->table);
+    for (size_t i = 0; i < n; i++) {
+        c[rows[i].part].read++;
+        if (r->audit->out[i] == LA_OUT_QUARANTINE) c[rows[i].part].quarantined++;
+        else c[rows[i].part].kept++;
+    }
+    *norphan_rejects = 0;
+    for (size_t k = 0; k < r->nrejects; k++) {
+        if (r->rejects[k].part == LA_NO_PART) {
+            (*norphan_rejects)++;
+            continue;
+        }
+        c[r->rejects[k].part].read++;
+        c[r->rejects[k].part].rejected++;
+    }
+    return c;
+}
+
+size_t la_report_kind_count(const la_report *r, uint32_t kind)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->pairs->n; k++)
+        if (r->pairs->v[k].kinds & kind) n++;
+    return n;
+}
+
+static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
+
+void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    const la_row *rows = la_table_rows_const(r->table);
+    size_t n = la_table_nrows(r->table);
+    double sb = 0, sa = 0, sl = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].part != r->heldout) continue;
+        s->before++;
+        int kept = r->audit->out[i] != LA_OUT_QUARANTINE;
+        if (kept) s->after++;
+        if (!isnan(rows[i].score)) {
+            s->scored_before++;
+            sb += rows[i].score;
+            if (kept) {
+                s->scored_after++;
+                sa += rows[i].score;
+            } else {
+                s->scored_leaked++;
+                sl += rows[i].score;
+            }
+        }
+    }
+    s->acc_before = s->scored_before ? sb / (double)s->scored_before : NAN;
+    s->acc_after = s->scored_after ? sa / (double)s->scored_after : NAN;
+    s->acc_leaked = s->scored_leaked ? sl / (double)s->scored_leaked : NAN;
+
+    /* families: sort family names with their rows' sides */
+    size_t nf = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].family) nf++;
+    s->share = n ? (double)s->before / (double)n : 0;
+    if (nf == 0) return;
+    const char **keys = malloc(nf * sizeof *keys);
+    size_t *sizes = malloc(nf * sizeof *sizes);
+    if (!keys || !sizes) {
+        free(keys);
+        free(sizes);
+        return;
+    }
+    /* key = family name; a second array records per family whether it has held-out and seen rows */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].family) keys[m++] = rows[i].family;
+    qsort(keys, m, sizeof *keys, cmp_str);
+    size_t ng = 0;
+    for (size_t g = 0; g < m;) {
+        size_t e = g + 1;
+        while (e < m && strcmp(keys[g], keys[e]) == 0) e++;
+        sizes[ng++] = e - g;
+        if (e - g > 1) s->multi_groups++;
+        g = e;
+    }
+    s->groups = ng;
+    s->expected_mixed = la_stat_expected_mixed(sizes, ng, s->share);
+    /* observed: families that cross the boundary (from the audit's findings) */
+    for (size_t f = 0; f < r->audit->nfamilies; f++)
+        if (r->audit->families[f].crosses) s->observed_mixed++;
+    free(keys);
+    free(sizes);
+}
+
+static int pair_rank(uint32_t kinds)
+{
+    if (kinds & LA_KIND_EXACT) return 0;
+    if (kinds & LA_KIND_NEAR) return 1;
+    if (kinds & LA_KIND_SEMANTIC) return 2;
+    if (kinds & LA_KIND_FAMILY) return 3;
+    return 4;
+}
+
+static const la_pairs *g_pairs; /* sort context */
+
+static int cmp_rank(const void *x, const void *y)
+{
+    const la_pair *a = &g_pairs->v[*(const size_t *)x], *b = &g_pairs->v[*(const size_t *)y];
+    int ra = pair_rank(a->kinds), rb = pair_rank(b->kinds);
+    if (ra != rb) return ra - rb;
+    return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+size_t *la_report_ranked_pairs(const la_report *r)
+{
+    size_t *idx = malloc((r->pairs->n ? r->pairs->n : 1) * sizeof *idx);
+    if (!idx) return NULL;
+    for (size_t k = 0; k < r->pairs->n; k++) idx[k] = k;
+    g_pairs = r->pairs;
+    qsort(idx, r->pairs->n, sizeof *idx, cmp_rank);
+    return idx;
+}

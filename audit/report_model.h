@@ -1,0 +1,40 @@
+/*
+ * report_model.h - derived numbers shared by the report writers (report.c, report_html.c,
+ * report_junit.c). Internal to audit/.
+ */
+#ifndef LA_REPORT_MODEL_H
+#define LA_REPORT_MODEL_H
+
+#include "report.h"
+
+typedef struct la_part_counts {
+    size_t read, kept, quarantined, rejected;
+} la_part_counts;
+
+/* Per partition index; rejects without a partition are counted in *norphan_rejects. Caller frees;
+ * NULL when out of memory. */
+la_part_counts *la_report_count_parts(const la_report *r, size_t *norphan_rejects /* OUT */);
+
+/* Pairs that carry a kind bit. */
+size_t la_report_kind_count(const la_report *r, uint32_t kind);
+
+/* Held-out statistics: sizes before and after quarantine, observed accuracy when scores are given,
+ * and the random-split expectation over families (rows without a family are singletons). */
+typedef struct la_heldout_stats {
+    size_t before, after;
+    size_t scored_before, scored_after, scored_leaked;
+    double acc_before, acc_after, acc_leaked;
+    size_t groups, multi_groups;
+    double share, expected_mixed;
+    size_t observed_mixed;
+} la_heldout_stats;
+
+void la_report_heldout_stats(const la_report *r, la_heldout_stats *s /* OUT */);
+
+/* Indices of r->pairs ranked for display: exact, near, semantic, family, then time; caller frees. */
+size_t *la_report_ranked_pairs(const la_report *r);
+
+/* Kind names joined by sep. */
+void la_report_kinds_text(la_buf *b, uint32_t kinds, const char *sep);
+
+#endif /* LA_REPORT_MODEL_H */
