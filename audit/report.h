@@ -35,11 +35,13 @@ typedef struct la_file_info {
 } la_file_info;
 
 /* A named block that a later tier contributes: `json` is a complete JSON value placed under
- * findings.<name>; `md` is Markdown appended to report.md. Either may be NULL. */
+ * findings.<name>; `md` is Markdown appended to report.md; `html` goes into report.html. Any may
+ * be NULL. */
 typedef struct la_report_section {
     const char *name;
     const char *json;
     const char *md;
+    const char *html;   /* a fragment for report.html (escaped by its author), or NULL */
 } la_report_section;
 
 typedef struct la_report_timing {
@@ -100,6 +102,11 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *out);
 /* The original rows whose outcome is `out` (a partition index or LA_OUT_QUARANTINE), in input order. */
 la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *buf);
 la_status la_report_rejects_jsonl(const la_report *r, la_buf *out);
+/* report.junit.xml: one test case per kind, failing when the kind is found and gated by fail_on. */
+la_status la_report_junit(const la_report *r, la_buf *out);
+/* report.html: one self-contained page (no external files or scripts) with the summary, the
+ * statistics, the top leaks side by side and the sections' charts. */
+la_status la_report_html(const la_report *r, la_buf *out);
 /* The rejected rows as assignments.jsonl lines (split_in null unless with_split_in). */
 void la_report_rejected_assignments(const la_report *r, int with_split_in, la_buf *out);
 /* Pieces shared with other commands' reports: the "inputs" array line and the "timings" object. */

@@ -57,7 +57,8 @@ static const char k_help[] =
     "  --semantic-topk K       nearest seen rows kept per held-out row in nearest.jsonl (default 1)\n"
     "  --help                  this text\n"
     "\n"
-    "Writes to --out: report.json, report.md, pairs.jsonl, clusters.jsonl, assignments.jsonl,\n"
+    "Writes to --out: report.json, report.md, report.html (one self-contained page), report.junit.xml\n"
+    "(a test case per kind, for CI), pairs.jsonl, clusters.jsonl, assignments.jsonl,\n"
     "<partition>.jsonl for each partition (the clean manifests), quarantine.jsonl, rejects.jsonl,\n"
     "and nearest.jsonl (semantic) and within_pairs.jsonl (--within) when those run.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
@@ -121,6 +122,8 @@ static la_status write_outputs(const la_cli *c, const la_report *r, const la_tie
     }
     EMIT("report.json", la_report_json(r, &b));
     EMIT("report.md", la_report_md(r, &b));
+    EMIT("report.html", la_report_html(r, &b));
+    EMIT("report.junit.xml", la_report_junit(r, &b));
     EMIT("pairs.jsonl", la_report_pairs_jsonl(r, &b));
     EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b));
     EMIT("clusters.jsonl", la_report_clusters_jsonl(r, &b));
@@ -262,7 +265,7 @@ int la_cmd_audit(int argc, char **argv)
     memset(&near, 0, sizeof near);
     if (s == LA_OK && aopt.near.enabled) {
         s = la_tier_near(&aopt.near, t, heldout, c.threads, &pairs, &near);
-        if (s == LA_OK) sections[nsections++] = (la_report_section){"near", near.json.p, near.md.p};
+        if (s == LA_OK) sections[nsections++] = (la_report_section){"near", near.json.p, near.md.p, NULL};
         double t3b = la_cli_now();
         timings[ntimings++] = (la_report_timing){"near_s", t3b - t3};
         t3 = t3b;
@@ -284,7 +287,7 @@ int la_cmd_audit(int argc, char **argv)
             }
         }
         if (s == LA_OK && !strcmp(sem.backend, "gpu")) ran_on = "gpu";
-        if (s == LA_OK) sections[nsections++] = (la_report_section){"semantic", sem.json.p, sem.md.p};
+        if (s == LA_OK) sections[nsections++] = (la_report_section){"semantic", sem.json.p, sem.md.p, sem.html.p};
         double t3b = la_cli_now();
         timings[ntimings++] = (la_report_timing){"semantic_s", t3b - t3};
         t3 = t3b;

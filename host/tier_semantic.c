@@ -32,6 +32,7 @@ void la_tier_out_free(la_tier_out *o)
 {
     la_buf_free(&o->json);
     la_buf_free(&o->md);
+    la_buf_free(&o->html);
     la_buf_free(&o->extra);
 }
 
@@ -245,10 +246,32 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
                   o->nemb || o->embedding_field ? "" : " Lexical similarity flags shared wording; reworded copies need "
                                                       "model embeddings (--embeddings PART=FILE.npy).",
                   Q(0.5), Q(0.9), nb ? (double)best[nb - 1] : NAN);
+    /* the histogram of nearest cosines as an SVG bar chart */
+    la_buf *h = &out->html;
+    size_t peak = 1;
+    for (int k = 0; k < 20; k++)
+        if (hist[k] > peak) peak = hist[k];
+    la_buf_printf(h, "<h2>Semantic similarity</h2><p>Embedding: %s, %zu dimensions; threshold cosine %.2f; %zu pairs at "
+                     "or above it. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile %.3f):"
+                     "</p>\n<svg width=\"620\" height=\"190\" role=\"img\" aria-label=\"histogram of nearest cosines\">",
+                  kind, dim, p.threshold, pairs->n - before, Q(0.5), Q(0.9));
+    for (int k = 0; k < 20; k++) {
+        double bh = 140.0 * (double)hist[k] / (double)peak;
+        double lo = -1.0 + 0.1 * k;
+        la_buf_printf(h, "<rect x=\"%d\" y=\"%.1f\" width=\"27\" height=\"%.1f\" fill=\"%s\"><title>%.1f to %.1f: %zu "
+                         "rows</title></rect>",
+                      10 + 30 * k, 150 - bh, bh, lo + 0.1 > p.threshold ? "#e57373" : "#90caf9", lo, lo + 0.1, hist[k]);
+        if (k % 2 == 0) la_buf_printf(h, "<text x=\"%d\" y=\"168\" font-size=\"11\" fill=\"#666\">%.1f</text>", 10 + 30 * k, lo);
+    }
+    la_buf_printf(h, "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"150\" stroke=\"#c62828\" stroke-dasharray=\"4\"/>"
+                     "<text x=\"10\" y=\"186\" font-size=\"11\" fill=\"#666\">cosine of the nearest seen row (bars "
+                     "in red reach the threshold, dashed)</text></svg>\n",
+                  10 + 300 * (p.threshold + 1.0), 10 + 300 * (p.threshold + 1.0));
 #undef Q
     free(best);
     la_semantic_nearest_free(&nn);
-    if (la_buf_status(j) != LA_OK || la_buf_status(m) != LA_OK || la_buf_status(&out->extra) != LA_OK)
+    if (la_buf_status(j) != LA_OK || la_buf_status(m) != LA_OK || la_buf_status(&out->extra) != LA_OK ||
+        la_buf_status(&out->html) != LA_OK)
         return la_error(LA_ENOMEM, "out of memory writing the semantic section");
     return LA_OK;
 }

@@ -56,6 +56,7 @@ la_status la_near_option(la_near_opts_cli *o, const char *name, const char *arg)
 typedef struct la_tier_out {
     la_buf json;      /* findings.<name> */
     la_buf md;        /* report.md section */
+    la_buf html;      /* report.html section, may be empty */
     la_buf extra;     /* an extra file (nearest.jsonl for semantic), may be empty */
     double seconds;
     const char *backend;   /* where the tier ran: "cpu" or "gpu" */

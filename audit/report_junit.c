@@ -1,0 +1,78 @@
+/*
+ * report_junit.c - report.junit.xml: the audit as a JUnit test suite, so a CI system shows it beside
+ * the other tests. One test case per kind of evidence: it fails when the kind has findings and
+ * --fail-on names it, and is marked skipped when the kind is not gated. Not for: the details
+ * (report.json and pairs.jsonl hold them).
+ */
+#include "report.h"
+#include "report_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* XML text: escapes &, <, >, " and drops the control characters XML 1.0 forbids. */
+static void xml_text(la_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '&') la_buf_puts(b, "&amp;");
+        else if (c == '<') la_buf_puts(b, "&lt;");
+        else if (c == '>') la_buf_puts(b, "&gt;");
+        else if (c == '"') la_buf_puts(b, "&quot;");
+        else if (c < 0x20 && c != '\n' && c != '\t') la_buf_putc(b, ' ');
+        else la_buf_putc(b, (char)c);
+    }
+}
+
+la_status la_report_junit(const la_report *r, la_buf *b)
+{
+    const la_row *rows = la_table_rows_const(r->table);
+    size_t counts[LA_KIND_COUNT], failures = 0, skipped = 0;
+    for (int k = 0; k < LA_KIND_COUNT; k++) {
+        uint32_t bit = 1u << k;
+        counts[k] = bit == LA_KIND_TIME ? r->audit->ntime : la_report_kind_count(r, bit);
+        if (!(r->fail_on & bit)) skipped++;
+        else if (counts[k]) failures++;
+    }
+    la_buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    la_buf_printf(b, "<testsuite name=\"leakaudit\" tests=\"%d\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
+                  LA_KIND_COUNT, failures, skipped);
+    for (int k = 0; k < LA_KIND_COUNT; k++) {
+        uint32_t bit = 1u << k;
+        const char *name = la_kind_name(bit);
+        la_buf_printf(b, "  <testcase classname=\"leakaudit.%s\" name=\"no %s leaks across the '", name, name);
+        xml_text(b, la_table_part_name(r->table, r->heldout));
+        la_buf_puts(b, "' boundary\">\n");
+        if (!(r->fail_on & bit)) {
+            la_buf_printf(b, "    <skipped message=\"%s is not in --fail-on; %zu found\"/>\n", name, counts[k]);
+        } else if (counts[k]) {
+            if (bit == LA_KIND_TIME)
+                la_buf_printf(b, "    <failure message=\"%zu rows on the wrong side of the cutoff\" type=\"leak\">",
+                              counts[k]);
+            else
+                la_buf_printf(b, "    <failure message=\"%zu %s pairs\" type=\"leak\">", counts[k], name);
+            size_t shown = 0;
+            if (bit == LA_KIND_TIME) {
+                for (size_t i = 0; i < r->audit->ntime && shown < 20; i++, shown++) {
+                    xml_text(b, rows[r->audit->time_rows[i]].id);
+                    la_buf_putc(b, '\n');
+                }
+            } else {
+                for (size_t q = 0; q < r->pairs->n && shown < 20; q++) {
+                    const la_pair *p = &r->pairs->v[q];
+                    if (!(p->kinds & bit)) continue;
+                    xml_text(b, rows[p->a].id);
+                    la_buf_puts(b, " ~ ");
+                    xml_text(b, rows[p->b].id);
+                    la_buf_putc(b, '\n');
+                    shown++;
+                }
+            }
+            if (counts[k] > shown) la_buf_printf(b, "... and %zu more (pairs.jsonl, report.json)\n", counts[k] - shown);
+            la_buf_puts(b, "</failure>\n");
+        }
+        la_buf_puts(b, "  </testcase>\n");
+    }
+    la_buf_puts(b, "</testsuite>\n");
+    return la_buf_status(b);
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# report.html is one self-contained, well-formed page that shows the leaks with both texts escaped;
+# report.junit.xml is valid JUnit with a failing test case exactly for each gated kind that was found.
+source "$(dirname "$0")/lib.bash"
+
+cat >dev.jsonl <<'J'
+{"id":"d1","text":"What is 2 <b>plus</b> 2 & why?","family":"f1"}
+{"id":"d2","text":"Unrelated row about weather."}
+J
+cat >test.jsonl <<'J'
+{"id":"t1","text":"what is 2 <B>PLUS</B> 2 & why?"}
+{"id":"t2","text":"Shares a family only.","family":"f1"}
+J
+
+check "report.html: well formed, nothing fetched, the pair's texts escaped"
+la audit --dev dev.jsonl --test test.jsonl --near off --embed none --out out
+expect_rc 1
+python3 - out/report.html <<'PY' || fail "report.html is not as expected"
+import html.parser, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+assert page.startswith("<!DOCTYPE html>") and "</html>" in page
+assert "<script" not in page and "http://" not in page and "https://" not in page and "src=" not in page
+assert "What is 2 &lt;b&gt;plus&lt;/b&gt; 2 &amp; why?" in page, "seen text escaped"
+assert "<b>plus</b>" not in page
+assert "Leaks found" in page and "too small to gate a release" in page
+class P(html.parser.HTMLParser):
+    void = {"br", "meta", "line", "rect", "path"}
+    def __init__(s):
+        super().__init__(); s.stack = []; s.bad = 0
+    def handle_starttag(s, t, a):
+        if t not in s.void: s.stack.append(t)
+    def handle_endtag(s, t):
+        if t in s.void: return
+        if s.stack and s.stack[-1] == t: s.stack.pop()
+        else: s.bad += 1
+p = P(); p.feed(page)
+assert p.bad == 0 and p.stack == [], (p.bad, p.stack)
+PY
+
+check "report.junit.xml: failures for exact and family, skipped for the kinds --fail-on leaves out"
+python3 - out/report.junit.xml <<'PY' || fail "report.junit.xml is not as expected"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+assert s.tag == "testsuite" and s.get("tests") == "5" and s.get("failures") == "2", s.attrib
+failed = {c.get("classname") for c in s if c.find("failure") is not None}
+assert failed == {"leakaudit.exact", "leakaudit.family"}, failed
+PY
+la audit --dev dev.jsonl --test test.jsonl --near off --embed none --fail-on exact --out gated
+python3 - gated/report.junit.xml <<'PY' || fail "gated junit is not as expected"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+assert s.get("failures") == "1" and s.get("skipped") == "4", s.attrib
+PY
+
+pass
