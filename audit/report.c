@@ -130,12 +130,15 @@ la_status la_report_json(const la_report *r, la_buf *b)
 
 
     /* counts */
-    size_t placed = n, rejected = r->nrejects, quarantined = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t placed = n, rejected = r->nrejects, quarantined = 0, empty = 0;
+    for (size_t i = 0; i < n; i++) {
         if (r->audit->out[i] == LA_OUT_QUARANTINE) quarantined++;
+        if (!rows[i].norm || rows[i].norm_len == 0) empty++;
+    }
     la_buf_printf(b, "  \"counts\": {\"rows_read\": %zu, \"rows_placed\": %zu, \"rows_rejected\": %zu, "
-                     "\"rows_quarantined\": %zu, \"rejected_without_partition\": %zu, \"partitions\": {",
-                  placed + rejected, placed, rejected, quarantined, orphans);
+                     "\"rows_quarantined\": %zu, \"rejected_without_partition\": %zu, \"rows_without_text\": %zu, "
+                     "\"partitions\": {",
+                  placed + rejected, placed, rejected, quarantined, orphans, empty);
     for (uint32_t p = 0; p < la_table_npart(t); p++) {
         if (p) la_buf_puts(b, ", ");
         la_buf_json_str(b, la_table_part_name(t, p));
@@ -305,6 +308,12 @@ la_status la_report_md(const la_report *r, la_buf *b)
     la_buf_printf(b, "\nTime: %zu rows on the wrong side of the cutoff. Exact: %zu duplicate rows within a partition, "
                      "%zu label conflicts.\n\n",
                   r->audit->ntime, r->ndup, r->nconflicts);
+    size_t empty = 0;
+    for (size_t i = 0; i < la_table_nrows(t); i++) empty += !rows[i].norm || rows[i].norm_len == 0;
+    if (empty)
+        la_buf_printf(b, "> **Note:** %zu rows have no text after normalization; no text evidence (exact, near, "
+                         "semantic) can link them.\n\n",
+                      empty);
 
     la_buf_puts(b, "| partition | read | kept | quarantined | rejected |\n|---|---:|---:|---:|---:|\n");
     size_t tr = 0, tk = 0, tq = 0, tj = 0;

@@ -52,4 +52,12 @@ s = ET.parse(sys.argv[1]).getroot()
 assert s.get("failures") == "1" and s.get("skipped") == "4", s.attrib
 PY
 
+check "rows with no text after normalization are counted and named in report.md"
+printf '%s\n' '{"id":"e1","text":"   "}' '{"id":"e2","text":""}' >blank_dev.jsonl
+printf '%s\n' '{"id":"e3","text":"\t"}' >blank_test.jsonl
+la audit --dev blank_dev.jsonl --test blank_test.jsonl --out blank
+expect_rc 0
+[ "$(json_get blank/report.json 'j["counts"]["rows_without_text"]')" = 3 ] || fail "rows_without_text"
+expect_has blank/report.md "3 rows have no text after normalization"
+
 pass
