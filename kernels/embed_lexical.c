@@ -2,8 +2,9 @@
  * embed_lexical.c - the CPU loop of the built-in `lexical` embedding (see embed_lexical.h).
  *
  * Two passes over the texts: the first counts document frequencies per feature slot, the second
- * writes the vectors. Each text is handled by one thread from start to end, with its features in a
- * sorted array, so the result does not depend on the thread count.
+ * writes the vectors. Each text is handled by one thread from start to end; its features are counted
+ * in a small open-addressing table and visited in the order they first occur in the text, so the
+ * result does not depend on the thread count.
  */
 #include "embed_lexical.h"
 
@@ -33,8 +34,13 @@ typedef struct feats {
     size_t padcap;
     uint32_t *cp;   /* code point start offsets in pad */
     size_t cpcap;
-    uint64_t *tmp;  /* radix sort scratch */
-    size_t tmpcap;
+    uint64_t *key;  /* feature counts: an open-addressing table of tcap slots (a power of two) */
+    uint32_t *cnt;  /* 0 = empty slot */
+    size_t tcap;
+    uint32_t *used; /* occupied slots in order of first occurrence */
+    size_t nused, usedcap;
+    float *w;       /* weight of each distinct feature, by position in used */
+    size_t wcap;
 } feats;
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -56,34 +62,41 @@ static int push(feats *f, uint64_t h) {
     return 0;
 }
 
-/* Sort f->h ascending: LSD radix sort on bytes, skipping bytes that are equal in every key. The
- * features of one text number in the hundreds to thousands, where this beats qsort several times. */
-static int sort_feats(feats *f) {
-    size_t n = f->n;
-    if (n < 2) return 0;
-    if (grow((void **)&f->tmp, &f->tmpcap, n, sizeof *f->tmp)) return -1;
-    uint64_t *a = f->h, *b = f->tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t count[256] = {0};
-        for (size_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xFF]++;
-        if (count[(a[0] >> shift) & 0xFF] == n) continue; /* this byte is the same everywhere */
-        size_t sum = 0;
-        for (int d = 0; d < 256; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) b[count[(a[i] >> shift) & 0xFF]++] = a[i];
-        uint64_t *t = a;
-        a = b;
-        b = t;
+/* Count the distinct features of f->h into the table (cleared by clear_counts). */
+static int count_feats(feats *f) {
+    size_t need = 64;
+    while (need < 2 * f->n) need *= 2;
+    if (need > f->tcap) {
+        free(f->key);
+        free(f->cnt);
+        f->key = malloc(need * sizeof *f->key);
+        f->cnt = calloc(need, sizeof *f->cnt);
+        f->tcap = f->key && f->cnt ? need : 0;
+        if (!f->tcap) return -1;
     }
-    if (a != f->h) memcpy(f->h, a, n * sizeof *a);
+    if (grow((void **)&f->used, &f->usedcap, f->n + 1, sizeof *f->used)) return -1;
+    size_t mask = f->tcap - 1;
+    f->nused = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        uint64_t h = f->h[i];
+        size_t slot = (size_t)(h ^ (h >> 31)) & mask;
+        while (f->cnt[slot] && f->key[slot] != h) slot = (slot + 1) & mask;
+        if (!f->cnt[slot]) {
+            f->key[slot] = h;
+            f->used[f->nused++] = (uint32_t)slot;
+        }
+        f->cnt[slot]++;
+    }
     return 0;
 }
 
-/* Collect the features of one text into f->h, sorted. The group bit replaces the top bit of the
- * hash, so the df slot (top bits) differs per group as well. */
+static void clear_counts(feats *f) {
+    for (size_t i = 0; i < f->nused; i++) f->cnt[f->used[i]] = 0;
+    f->nused = 0;
+}
+
+/* Collect the features of one text into f->h, in text order, and count them. The group bit
+ * replaces the top bit of the hash, so the df slot (top bits) differs per group as well. */
 static int extract(const char *s, size_t len, uint64_t seed, feats *f) {
     f->n = 0;
     if (!s) len = 0;
@@ -122,40 +135,39 @@ static int extract(const char *s, size_t len, uint64_t seed, feats *f) {
                 if (push(f, h | GROUP_CHAR)) return -1;
             }
     }
-    return sort_feats(f);
+    return count_feats(f);
 }
 
 static void feats_free(feats *f) {
-    free(f->tmp);
+    free(f->key);
+    free(f->cnt);
+    free(f->used);
+    free(f->w);
     free(f->h);
     free(f->pad);
     free(f->cp);
 }
 
-/* Weight of every run of equal features, written for one group into out (dim floats). */
-static void write_group(const uint64_t *h, size_t n, int group_char, const uint32_t *df,
-                        uint64_t ndocs, uint32_t dim, float share, float *out) {
-    double ss = 0.0;
-    for (int pass = 0; pass < 2; pass++) {
-        double scale = 0.0;
-        if (pass == 1) {
-            if (ss <= 0.0) return;
-            scale = sqrt((double)share / ss);
-        }
-        for (size_t i = 0; i < n;) {
-            size_t j = i + 1;
-            while (j < n && h[j] == h[i]) j++;
-            int is_char = (h[i] & GROUP_CHAR) != 0;
-            if (is_char == group_char) {
-                float w = la_lex_tf((uint32_t)(j - i)) * la_lex_idf(ndocs, df[la_lex_df_slot(h[i])]);
-                if (pass == 0)
-                    ss += (double)w * w;
-                else
-                    out[la_lex_dim(h[i], dim)] += (float)(w * scale) * la_lex_sign(h[i]);
-            }
-            i = j;
-        }
+/* The vector of one counted text: sublinear tf times idf per distinct feature, each group (words,
+ * characters) scaled to carry `share` of the squared norm, hashed into out (dim floats, zeroed). */
+static int write_vector(feats *f, const uint32_t *df, uint64_t ndocs, uint32_t dim, float word_share, float *out) {
+    if (grow((void **)&f->w, &f->wcap, f->nused + 1, sizeof *f->w)) return -1;
+    double ss[2] = {0.0, 0.0};
+    for (size_t i = 0; i < f->nused; i++) {
+        uint32_t slot = f->used[i];
+        uint64_t h = f->key[slot];
+        float w = la_lex_tf(f->cnt[slot]) * la_lex_idf(ndocs, df[la_lex_df_slot(h)]);
+        f->w[i] = w;
+        ss[(h & GROUP_CHAR) != 0] += (double)w * w;
     }
+    double scale[2];
+    scale[0] = ss[0] > 0.0 ? sqrt((double)word_share / ss[0]) : 0.0;
+    scale[1] = ss[1] > 0.0 ? sqrt((double)(1.0f - word_share) / ss[1]) : 0.0;
+    for (size_t i = 0; i < f->nused; i++) {
+        uint64_t h = f->key[f->used[i]];
+        out[la_lex_dim(h, dim)] += (float)(f->w[i] * scale[(h & GROUP_CHAR) != 0]) * la_lex_sign(h);
+    }
+    return 0;
 }
 
 la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, size_t n,
@@ -188,12 +200,12 @@ la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, siz
 #pragma omp atomic write
 #endif
                     failed = 1;
+                    clear_counts(&f);
                     continue;
                 }
                 if (pass == 0) {
-                    for (size_t i = 0; i < f.n; i++) {
-                        if (i > 0 && f.h[i] == f.h[i - 1]) continue;
-                        uint32_t *slot = &df[la_lex_df_slot(f.h[i])];
+                    for (size_t i = 0; i < f.nused; i++) {
+                        uint32_t *slot = &df[la_lex_df_slot(f.key[f.used[i]])];
 #ifdef LA_HAVE_OPENMP
 #pragma omp atomic update
 #endif
@@ -202,8 +214,12 @@ la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, siz
                 } else {
                     float *v = out + r * dim;
                     memset(v, 0, dim * sizeof *v);
-                    write_group(f.h, f.n, 0, df, n, dim, p->word_weight, v);
-                    write_group(f.h, f.n, 1, df, n, dim, 1.0f - p->word_weight, v);
+                    if (write_vector(&f, df, n, dim, p->word_weight, v)) {
+#ifdef LA_HAVE_OPENMP
+#pragma omp atomic write
+#endif
+                        failed = 1;
+                    }
                     double ss = 0.0;
                     for (uint32_t k = 0; k < dim; k++) ss += (double)v[k] * v[k];
                     if (ss > 0.0) {
@@ -211,6 +227,7 @@ la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, siz
                         for (uint32_t k = 0; k < dim; k++) v[k] *= inv;
                     }
                 }
+                clear_counts(&f);
             }
             feats_free(&f);
         }
