@@ -9,6 +9,7 @@
 #include "outdir.h"
 #include "split.h"
 #include "threeset.h"
+#include "simtile.h"
 #include "tiers.h"
 
 #include <sodium.h>
@@ -30,6 +31,11 @@ static const char k_help[] =
     "edits of one source land on one side. The result does not depend on the order of the input.\n"
     "  --near on|off, --near-threshold J, --containment-threshold C, --shingle word|char,\n"
     "  --shingle-size N, --num-perm K, --simhash-k K   as in leakaudit audit\n"
+    "Semantic grouping (off unless asked: reworded copies need model embeddings, and lexical\n"
+    "similarity mostly repeats the near copies while chaining templated rows):\n"
+    "  --embeddings FILE.npy   one vector per input row, in input order across the files\n"
+    "  --embedding-field NAME  vectors in the rows;  --embed lexical  the built-in embedding\n"
+    "  --semantic-threshold X  cosine that joins two rows (default 0.82; 0.50 for lexical)\n"
     "\n"
     "Three-set rule (--three-set), for a prompt-based classifier; every row needs a label:\n"
     "  later exact copies are set aside (the smallest id stays) and label conflicts reported; groups\n"
@@ -50,7 +56,7 @@ static const char k_help[] =
     "unchanged), rejects.jsonl, report.json and report.md.\n"
     "Exit codes: 0 done, 2 bad input or usage, 3 internal error.\n";
 
-enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY, OPT_NEAR };
+enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY, OPT_NEAR, OPT_SEMANTIC };
 
 static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"three-set", no_argument, 0, OPT_THREE_SET},
@@ -59,10 +65,15 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"dev-share", required_argument, 0, OPT_DEV_SHARE},
                                     {"fingerprint-key", required_argument, 0, OPT_FP_KEY},
                                     LA_NEAR_LONG_OPTIONS(OPT_NEAR),
+                                    {"embeddings", required_argument, 0, OPT_SEMANTIC},
+                                    {"embedding-field", required_argument, 0, OPT_SEMANTIC},
+                                    {"embed", required_argument, 0, OPT_SEMANTIC},
+                                    {"semantic-threshold", required_argument, 0, OPT_SEMANTIC},
                                     {0, 0, 0, 0}};
 
 typedef struct split_opts {
     la_near_opts_cli near;
+    la_semantic_opts semantic;
     int three_set;
     la_threeset_params ts;
     const char *key_file;
@@ -79,6 +90,16 @@ static la_status split_option(void *ctx, int opt, const char *name, const char *
     case LA_OPT_HELDOUT:
     case LA_OPT_FAIL_ON: return la_error(LA_EINVAL, "--%s does not apply to split: give the files as FILE...", name);
     case OPT_NEAR: return la_near_option(&so->near, name, arg);
+    case OPT_SEMANTIC:
+        if (!strcmp(name, "embeddings") && !strchr(arg, '=')) {
+            /* split's rows all belong to one input set */
+            char spec[4096];
+            snprintf(spec, sizeof spec, "input=%s", arg);
+            la_status st = la_semantic_option(&so->semantic, name, spec);
+            if (st == LA_OK) so->semantic.emb_path[so->semantic.nemb - 1] = arg;
+            return st;
+        }
+        return la_semantic_option(&so->semantic, name, arg);
     case OPT_THREE_SET: so->three_set = 1; return LA_OK;
     case OPT_SEED:
         so->ts.seed = strtoull(arg, &end, 10);
@@ -98,6 +119,32 @@ static la_status split_option(void *ctx, int opt, const char *name, const char *
     case OPT_FP_KEY: so->key_file = arg; return LA_OK;
     }
     return LA_EUNSUPPORTED;
+}
+
+/* Pairs of rows whose embeddings have cosine >= the threshold: an exact self-join on the tiles. */
+static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
+                                la_pairs *links)
+{
+    float *emb = NULL;
+    size_t dim = 0, n = la_table_nrows(t);
+    const char *kind;
+    LA_TRY(la_semantic_embeddings(o, L, t, threads, &emb, &dim, &kind));
+    la_simtile_params p;
+    la_simtile_params_default(&p);
+    p.threshold = (float)la_semantic_threshold_for(o);
+    p.topk = 0;
+    p.threads = threads;
+    la_simtile_hits hits = {0};
+    la_status s = n ? la_cpu_simtile(emb, n, emb, n, dim, 0, &p, &hits, NULL, NULL, NULL) : LA_OK;
+    free(emb);
+    for (size_t k = 0; s == LA_OK && k < hits.n; k++) {
+        if (hits.v[k].q >= hits.v[k].s) continue; /* each pair once, never a row with itself */
+        la_pair q = la_pair_make(hits.v[k].q, hits.v[k].s, LA_KIND_SEMANTIC);
+        q.cosine = hits.v[k].cosine;
+        s = la_pairs_push(links, &q);
+    }
+    la_simtile_hits_free(&hits);
+    return s;
 }
 
 /* The fingerprint key: BLAKE2b-256 of the key file's bytes. */
@@ -128,14 +175,18 @@ int la_cmd_split(int argc, char **argv)
     so.ts.demos_per_class = 2;
     so.ts.dev_share = 0.5;
     la_near_opts_init(&so.near);
+    la_semantic_opts_init(&so.semantic);
+    so.semantic.enabled = 0; /* split groups by embeddings only when asked: see --help */
     c.load.require_text = 0;
     c.load.require_date = 1;
     c.out = "leakaudit-split";
     int rc = la_cli_parse(&c, argc, argv, k_options, k_help, split_option, &so);
     if (rc >= 0) {
+        la_semantic_opts_free(&so.semantic);
         la_cli_free(&c);
         return rc;
     }
+    c.load.embedding_field = so.semantic.enabled ? so.semantic.embedding_field : NULL;
     rc = LA_EXIT_INTERNAL;
     /* every file's rows are placed by the rule, not by a split field */
     for (size_t k = 0; k < c.ninputs; k++) c.inputs[k].part = "input";
@@ -200,6 +251,8 @@ int la_cmd_split(int argc, char **argv)
         np.threads = c.threads;
         s = la_near_find(t, input_part, &np, &links, NULL);
     }
+    /* semantic copies inside the input (model embeddings, or --embed lexical) join groups as well */
+    if (s == LA_OK && so.semantic.enabled) s = semantic_links(&so.semantic, &L, t, c.threads, &links);
     if (s == LA_OK) s = la_groups_build(t, &links, rep);
     if (s == LA_OK && !so.three_set) s = la_split_chrono(t, rep, c.cutoff, dev, test, a.out, &sp);
     if (s == LA_OK && so.three_set) {
@@ -292,6 +345,7 @@ int la_cmd_split(int argc, char **argv)
     la_threeset_free(&ts);
     la_loader_free(&L);
     la_table_free(t);
+    la_semantic_opts_free(&so.semantic);
     la_cli_free(&c);
     return rc;
 }

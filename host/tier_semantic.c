@@ -48,11 +48,13 @@ la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *
         o->emb_part[o->nemb] = o->owned[o->nemb];
         o->emb_path[o->nemb++] = eq + 1;
         o->lexical = 0;
+        o->enabled = 1;
         return LA_OK;
     }
     if (!strcmp(name, "embedding-field")) {
         o->embedding_field = arg;
         o->lexical = 0;
+        o->enabled = 1;
         return LA_OK;
     }
     if (!strcmp(name, "embed")) {
@@ -126,11 +128,15 @@ static la_status load_npy(const la_semantic_opts *o, const la_loader *L, const l
         }
         free(m);
     }
+    size_t *nrows_part = calloc(la_table_npart(t) + 1, sizeof *nrows_part);
+    if (!nrows_part && s == LA_OK) s = la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; nrows_part && i < n; i++) nrows_part[rows[i].part]++;
     for (uint32_t p = 0; p < la_table_npart(t) && s == LA_OK; p++)
-        if (!covered[p])
+        if (!covered[p] && nrows_part[p])
             s = la_error(LA_EINVAL, "--embeddings: no embeddings for partition '%s' (give --embeddings %s=FILE.npy)",
                          la_table_part_name(t, p), la_table_part_name(t, p));
     free(covered);
+    free(nrows_part);
     if (s != LA_OK) {
         free(emb);
         return s;
@@ -145,10 +151,9 @@ static int cmp_float(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
-                           int threads, la_pairs *pairs, la_tier_out *out)
+la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
+                                 float **out, size_t *out_dim, const char **out_kind)
 {
-    memset(out, 0, sizeof *out);
     size_t n = la_table_nrows(t), dim = 0;
     float *emb = NULL;
     const char *kind;
@@ -168,11 +173,31 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         if (s == LA_OK) dim = o->lexical_dim ? o->lexical_dim : LA_EMBED_LEXICAL_DIM;
     }
     if (s != LA_OK) return s;
+    *out = emb;
+    *out_dim = dim;
+    *out_kind = kind;
+    return LA_OK;
+}
+
+double la_semantic_threshold_for(const la_semantic_opts *o)
+{
+    return !isnan(o->threshold) ? o->threshold
+           : (o->nemb || o->embedding_field) ? LA_SEMANTIC_THRESHOLD_MODEL
+                                             : LA_SEMANTIC_THRESHOLD_LEXICAL;
+}
+
+la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
+                           int threads, la_pairs *pairs, la_tier_out *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t dim = 0;
+    float *emb = NULL;
+    const char *kind;
+    LA_TRY(la_semantic_embeddings(o, L, t, threads, &emb, &dim, &kind));
+    la_status s;
     la_semantic_params p;
     la_semantic_params_default(&p);
-    p.threshold = !isnan(o->threshold) ? o->threshold
-                  : (o->nemb || o->embedding_field) ? LA_SEMANTIC_THRESHOLD_MODEL
-                                                    : LA_SEMANTIC_THRESHOLD_LEXICAL;
+    p.threshold = la_semantic_threshold_for(o);
     p.topk = o->topk;
     p.method = o->method;
     p.threads = threads;

@@ -65,6 +65,15 @@ typedef struct la_tier_out {
 
 void la_tier_out_free(la_tier_out *o);
 
+/* The embedding of every row in table order (nrows x dim, unit rows or zero; caller frees): from
+ * the .npy files (partitions without rows need none), the JSON field, or the lexical embedding.
+ * *kind describes it for reports. */
+la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
+                                 float **emb /* OUT */, size_t *dim /* OUT */, const char **kind /* OUT */);
+
+/* The cosine threshold in force: --semantic-threshold, else the default for the embedding kind. */
+double la_semantic_threshold_for(const la_semantic_opts *o);
+
 /* Run the semantic tier: pairs appended to `pairs`. */
 la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
                            int threads, la_pairs *pairs, la_tier_out *out);

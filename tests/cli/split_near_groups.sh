@@ -27,4 +27,36 @@ out = {r["id"]: r["split_out"] for r in map(json.loads, open(sys.argv[1]))}
 assert out["refund-2025"] == "dev" and out["refund-2026"] == "test", out
 PY
 
+check "reworded copies (no shared wording) join a group through their embeddings"
+cat >tickets.jsonl <<'J'
+{"id":"ticket-a","available_on":"2025-12-01","text":"My card was charged twice for one order.","vec":[1,0,0.1]}
+{"id":"ticket-b","available_on":"2026-01-15","text":"Duplicate payment appeared on the statement after buying once.","vec":[0.98,0,0.12]}
+{"id":"ticket-c","available_on":"2026-02-01","text":"How do I change my shipping address?","vec":[0,1,0]}
+J
+la split --cutoff 2026-01-01 tickets.jsonl --out plain
+python3 - plain/assignments.jsonl <<'PY' || fail "without embeddings the reworded pair is split"
+import json, sys
+out = {r["id"]: r["split_out"] for r in map(json.loads, open(sys.argv[1]))}
+assert out == {"ticket-a": "dev", "ticket-b": "test", "ticket-c": "test"}, out
+PY
+la split --cutoff 2026-01-01 --embedding-field vec tickets.jsonl --out field
+expect_rc 0
+python3 - field/assignments.jsonl <<'PY' || fail "with embeddings the reworded pair is one group"
+import json, sys
+out = {r["id"]: r["split_out"] for r in map(json.loads, open(sys.argv[1]))}
+assert out == {"ticket-a": "quarantine", "ticket-b": "quarantine", "ticket-c": "test"}, out
+PY
+python3 - <<'PY'
+import struct
+rows = [(1, 0, 0.1), (0.98, 0, 0.12), (0, 1, 0)]
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }"
+hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+with open("tickets.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+    for r in rows: f.write(struct.pack("<3f", *r))
+PY
+la split --cutoff 2026-01-01 --embeddings tickets.npy tickets.jsonl --out npy
+expect_rc 0
+expect_same field/assignments.jsonl npy/assignments.jsonl
+
 pass
