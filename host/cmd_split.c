@@ -65,10 +65,7 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"dev-share", required_argument, 0, OPT_DEV_SHARE},
                                     {"fingerprint-key", required_argument, 0, OPT_FP_KEY},
                                     LA_NEAR_LONG_OPTIONS(OPT_NEAR),
-                                    {"embeddings", required_argument, 0, OPT_SEMANTIC},
-                                    {"embedding-field", required_argument, 0, OPT_SEMANTIC},
-                                    {"embed", required_argument, 0, OPT_SEMANTIC},
-                                    {"semantic-threshold", required_argument, 0, OPT_SEMANTIC},
+                                    LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                     {0, 0, 0, 0}};
 
 typedef struct split_opts {

@@ -32,6 +32,12 @@ void la_semantic_opts_init(la_semantic_opts *o);
 void la_semantic_opts_free(la_semantic_opts *o);
 /* Options: "embeddings", "embedding-field", "embed", "semantic-threshold", "semantic-method",
  * "semantic-topk". Returns LA_EUNSUPPORTED for other names. */
+
+/* The semantic getopt_long entries both commands take, all reporting option id `id`; audit adds
+ * --semantic-method and --semantic-topk. */
+#define LA_SEMANTIC_LONG_OPTIONS(id)                                                                      \
+    {"embeddings", required_argument, 0, id}, {"embedding-field", required_argument, 0, id},             \
+    {"embed", required_argument, 0, id}, {"semantic-threshold", required_argument, 0, id}
 la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *arg);
 
 typedef struct la_near_opts_cli {
