@@ -342,15 +342,15 @@ la_status la_report_md(const la_report *r, la_buf *b)
         la_buf_printf(b, "\n- The leak inflates the score by %+.1f points (all rows vs clean rows).\n",
                       100 * (s.acc_before - s.acc_after));
     }
-    double hw = la_stat_ci95(pa, s.after);
-    if (s.after == 0 || hw > 0.05)
-        la_buf_printf(b, "\n> **Warning:** the clean set is too small to gate a release: its 95%% interval is "
-                         "±%.1f points, wider than ±5. Differences smaller than that are noise.\n",
-                      s.after ? 100 * hw : 100.0);
-    if (s.groups)
-        la_buf_printf(b, "\nA row-level random split with this held-out share (%.2f) would put %.1f of the %zu families "
-                         "on both sides; here %zu do.\n",
-                      s.share, s.expected_mixed, s.groups, s.observed_mixed);
+    la_buf warn = {0};
+    if (la_report_small_set_warning(&warn, "The clean set", pa, s.after))
+        la_buf_printf(b, "\n> **Warning:** %s\n", warn.p);
+    la_buf_free(&warn);
+    if (s.groups) {
+        la_buf_putc(b, '\n');
+        la_report_random_split_sentence(b, &s);
+        la_buf_putc(b, '\n');
+    }
 
     /* top leaks */
     if (r->pairs->n) {

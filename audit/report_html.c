@@ -134,15 +134,21 @@ la_status la_report_html(const la_report *r, la_buf *b)
     if (s.scored_leaked)
         la_buf_printf(b, "<p>The leak inflates the score by <b>%+.1f points</b> (all rows against clean rows).</p>\n",
                       100 * (s.acc_before - s.acc_after));
-    double hw = la_stat_ci95(pa, s.after);
-    if (s.after == 0 || hw > 0.05)
-        la_buf_printf(b, "<p class=\"warn\">The clean set is too small to gate a release: its 95%% interval is ±%.1f "
-                         "points, wider than ±5. Differences smaller than that are noise.</p>\n",
-                      s.after ? 100 * hw : 100.0);
-    if (s.groups)
-        la_buf_printf(b, "<p>A row-level random split with this held-out share (%.2f) would put %.1f of the %zu families "
-                         "on both sides; here %zu do.</p>\n",
-                      s.share, s.expected_mixed, s.groups, s.observed_mixed);
+    la_buf warn = {0};
+    if (la_report_small_set_warning(&warn, "The clean set", pa, s.after)) {
+        la_buf_puts(b, "<p class=\"warn\">");
+        html_text(b, warn.p, 0);
+        la_buf_puts(b, "</p>\n");
+    }
+    la_buf_free(&warn);
+    if (s.groups) {
+        la_buf sentence = {0};
+        la_report_random_split_sentence(&sentence, &s);
+        la_buf_puts(b, "<p>");
+        html_text(b, sentence.p, 0);
+        la_buf_puts(b, "</p>\n");
+        la_buf_free(&sentence);
+    }
 
     /* top leaks */
     if (r->pairs->n) {

@@ -132,3 +132,20 @@ size_t *la_report_ranked_pairs(const la_report *r)
     qsort(idx, r->pairs->n, sizeof *idx, cmp_rank);
     return idx;
 }
+
+int la_report_small_set_warning(la_buf *b, const char *what, double p, size_t n)
+{
+    double hw = la_stat_ci95(p, n);
+    if (n > 0 && hw <= 0.05) return 0;
+    la_buf_printf(b, "%s is too small to gate a release: its 95%% interval is ±%.1f points, wider than ±5. "
+                     "Differences smaller than that are noise.",
+                  what, n ? 100 * hw : 100.0);
+    return 1;
+}
+
+void la_report_random_split_sentence(la_buf *b, const la_heldout_stats *s)
+{
+    la_buf_printf(b, "A row-level random split with this held-out share (%.2f) would put %.1f of the %zu families on "
+                     "both sides; here %zu do.",
+                  s->share, s->expected_mixed, s->groups, s->observed_mixed);
+}

@@ -34,6 +34,13 @@ void la_report_heldout_stats(const la_report *r, la_heldout_stats *s /* OUT */);
 /* Indices of r->pairs ranked for display: exact, near, semantic, family, then time; caller frees. */
 size_t *la_report_ranked_pairs(const la_report *r);
 
+/* The plain-text sentences every report shares (no markup; the writer wraps them):
+ * la_report_small_set_warning writes the warning that an interval at accuracy p on n rows is too wide
+ * to gate a release and returns 1, or writes nothing and returns 0 when it is within ±5 points;
+ * la_report_random_split_sentence compares the random-split expectation with the observation. */
+int la_report_small_set_warning(la_buf *b, const char *what, double p, size_t n);
+void la_report_random_split_sentence(la_buf *b, const la_heldout_stats *s);
+
 /* Kind names joined by sep. */
 void la_report_kinds_text(la_buf *b, uint32_t kinds, const char *sep);
 

@@ -2,6 +2,7 @@
 #include "split.h"
 
 #include "groups.h"
+#include "report_model.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -172,9 +173,10 @@ la_status la_split_report_md(const la_report *r, const la_split *sp, la_buf *b)
     double hw = la_stat_ci95(0.9, c.rows[1]);
     la_buf_printf(b, "\nTest set: %zu rows; at 90%% accuracy its 95%% interval is ±%.1f points.\n", c.rows[1],
                   c.rows[1] ? 100 * hw : 100.0);
-    if (c.rows[1] == 0 || hw > 0.05)
-        la_buf_puts(b, "\n> **Warning:** this test set is too small to gate a release: its interval is wider than ±5 "
-                       "points.\n");
+    la_buf warn = {0};
+    if (la_report_small_set_warning(&warn, "This test set", 0.9, c.rows[1]))
+        la_buf_printf(b, "\n> **Warning:** %s\n", warn.p);
+    la_buf_free(&warn);
     if (c.groups[2]) {
         la_buf_puts(b, "\n## Quarantined families\n\n| family | rows | first date | last date |\n|---|---:|---|---|\n");
         for (size_t g = 0; g < sp->ngroups; g++) {
