@@ -462,12 +462,16 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     return la_table_append(t, &row, NULL);
 }
 
-/* First pass: does any record carry the id field? */
+/* First pass: does any record carry the id field? It stops at the first one that does (returning
+ * LA_EUNSUPPORTED as "found"), so only a file without ids is read twice to the end. */
 static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                           const char *parse_error)
 {
     pending *p = ctx;
-    if (rec && get_path(rec, p->L->opts.id_field)) p->ids_generated = 0;
+    if (rec && get_path(rec, p->L->opts.id_field)) {
+        p->ids_generated = 0;
+        return LA_EUNSUPPORTED;
+    }
     return LA_OK;
 }
 
@@ -506,6 +510,7 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
         LA_TRY(la_table_part(L->table, part, &ignored));
     }
     st = la_records_each(&in, path, fmt, probe_id, &p);
+    if (st == LA_EUNSUPPORTED) st = LA_OK;
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated;
         st = la_records_each(&in, path, fmt, on_record, &p);
