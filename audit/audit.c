@@ -37,6 +37,35 @@ la_status la_resolve_parse(const char *s, la_resolve *out)
     return LA_OK;
 }
 
+la_status la_resolve_parse_grade(const char *s, la_resolve *policy, uint8_t *grade)
+{
+    const char *colon = strchr(s, ':');
+    char head[32];
+    size_t n = colon ? (size_t)(colon - s) : strlen(s);
+    if (n >= sizeof head) return la_error(LA_EINVAL, "--resolve %s: expected quarantine, keep-test or keep-seen", s);
+    memcpy(head, s, n);
+    head[n] = '\0';
+    LA_TRY(la_resolve_parse(head, policy));
+    *grade = LA_GRADE_NEAR;
+    if (colon) {
+        const char *g = colon + 1;
+        if (!strcmp(g, "copy")) *grade = LA_GRADE_COPY;
+        else if (!strcmp(g, "near")) *grade = LA_GRADE_NEAR;
+        else if (!strcmp(g, "related")) *grade = LA_GRADE_RELATED;
+        else return la_error(LA_EINVAL, "--resolve %s: unknown grade '%s' (expected copy, near or related)", s, g);
+    }
+    return LA_OK;
+}
+
+int la_audit_pair_moves(const la_audit *a, const la_pair *p)
+{
+    if (p->kinds & (LA_KIND_FAMILY | LA_KIND_TIME)) return 1;
+    if (!(p->kinds & (LA_KIND_EXACT | LA_KIND_NEAR | LA_KIND_SEMANTIC))) return 1;
+    uint8_t g = a->link_grade ? a->link_grade : LA_GRADE_NEAR;
+    /* an ungraded content link (grading not run) counts as it did before grades existed */
+    return p->grade == LA_GRADE_NONE || p->grade >= g;
+}
+
 const char *la_resolve_name(la_resolve r)
 {
     return r == LA_RESOLVE_KEEP_TEST ? "keep-test" : r == LA_RESOLVE_KEEP_SEEN ? "keep-seen" : "quarantine";
@@ -161,9 +190,11 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
         parent[i] = (uint32_t)i;
         a->out[i] = rows[i].part;
     }
+    a->link_grade = o->link_grade ? o->link_grade : LA_GRADE_NEAR;
     for (size_t i = 0; i < a->ntime; i++) a->why[a->time_rows[i]] |= LA_WHY_TIME;
     for (size_t k = 0; k < pairs->n; k++) {
         la_pair *p = &pairs->v[k];
+        if (!la_audit_pair_moves(a, p)) continue;
         if ((a->why[p->a] | a->why[p->b]) & LA_WHY_TIME) p->kinds |= LA_KIND_TIME;
         a->link_kinds[p->a] |= p->kinds;
         a->link_kinds[p->b] |= p->kinds;
@@ -233,6 +264,7 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
                 }
             for (size_t k = 0; k < pairs->n; k++) {
                 const la_pair *p = &pairs->v[k];
+                if (!la_audit_pair_moves(a, p)) continue;
                 uint32_t sl = slot[a->cluster[p->a]];
                 if (!sl) continue;
                 la_suspect *sus = &a->suspects[sl - 1];

@@ -46,6 +46,8 @@ typedef struct la_audit_opts {
     int32_t cutoff;        /* LA_NO_DATE: no time rule */
     la_resolve resolve;
     size_t max_cluster;    /* clusters with more rows are flagged as suspect (0: never) */
+    uint8_t link_grade;    /* content links (exact, near, semantic) below this grade do not join
+                              clusters or move rows; 0 means LA_GRADE_NEAR (the default) */
 } la_audit_opts;
 
 /* A cluster larger than max_cluster: likely chaining through weak links, named here. */
@@ -72,7 +74,16 @@ typedef struct la_audit {
     size_t nclusters;
     la_suspect *suspects;          /* clusters over max_cluster rows, by cluster number */
     size_t nsuspects;
+    uint8_t link_grade;            /* the grade in force for content links (la_audit_opts) */
 } la_audit;
+
+/* 1 when link p joins a cluster and moves rows under a: it has family or time evidence, or its
+ * grade reaches a->link_grade. Related links below it are reported but decide nothing. */
+int la_audit_pair_moves(const la_audit *a, const la_pair *p);
+
+/* --resolve POLICY[:GRADE]: the policy, and the weakest grade of content links it acts on
+ * (default near; quarantine:related also moves rows for related links). */
+la_status la_resolve_parse_grade(const char *s, la_resolve *policy /* OUT */, uint8_t *grade /* OUT */);
 
 /* Add family pairs (seen a, held-out b) to pairs, collect family and time findings. */
 la_status la_audit_evidence(const la_table *t, const la_audit_opts *o, la_pairs *pairs, la_audit *a /* OUT */);

@@ -15,6 +15,9 @@ la_pair la_pair_make(uint32_t a, uint32_t b, uint32_t kinds)
     p.kinds = kinds;
     p.jaccard = p.containment = p.minhash = p.cosine = NAN;
     p.simhash_dist = -1;
+    p.wcontainment = p.wwords = NAN;
+    p.grade = LA_GRADE_NONE;
+    p.nums_held = p.nums_shared = p.nums_changed = 0;
     return p;
 }
 
@@ -57,6 +60,14 @@ void la_pairs_normalize(la_pairs *p)
             o->cosine = keep(o->cosine, x->cosine);
             if (o->simhash_dist < 0 || (x->simhash_dist >= 0 && x->simhash_dist < o->simhash_dist))
                 o->simhash_dist = x->simhash_dist;
+            o->wcontainment = keep(o->wcontainment, x->wcontainment);
+            o->wwords = keep(o->wwords, x->wwords);
+            if (x->grade > o->grade) {
+                o->grade = x->grade;
+                o->nums_held = x->nums_held;
+                o->nums_shared = x->nums_shared;
+                o->nums_changed = x->nums_changed;
+            }
         } else {
             p->v[++w] = *x;
         }

@@ -16,7 +16,7 @@ void la_report_summarize(la_report *r)
 {
     int leaks = 0;
     for (size_t k = 0; k < r->pairs->n && !leaks; k++)
-        if (r->pairs->v[k].kinds & r->fail_on) leaks = 1;
+        if (r->gate ? la_gate_fails(r->gate, &r->pairs->v[k]) : (r->pairs->v[k].kinds & r->fail_on) != 0) leaks = 1;
     if ((r->fail_on & LA_KIND_TIME) && r->audit->ntime) leaks = 1;
     r->leaks = leaks;
     r->exit_code = leaks ? 1 : 0;
@@ -113,7 +113,9 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_puts(b, ", \"date_format\": ");
     la_buf_json_str(b, r->date_format);
     la_buf_puts(b, ", \"fail_on\": ");
-    kinds_json(b, r->fail_on);
+    char gate[128];
+    if (r->gate) la_gate_format(r->gate, gate, sizeof gate);
+    la_buf_json_str(b, r->gate ? gate : "all");
     la_buf_puts(b, ", \"resolve\": ");
     la_buf_json_str(b, la_resolve_name(r->resolve));
     la_buf_printf(b, ", \"max_cluster\": %zu", r->max_cluster);
@@ -148,9 +150,15 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_puts(b, "}},\n");
 
     /* findings */
-    la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"pairs_by_kind\": {", r->pairs->n);
+    la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"gating_pairs\": %zu,\n    \"heldout_rows_compared\": %zu,\n"
+                     "    \"pairs_by_kind\": {",
+                  r->pairs->n, la_report_gating_pairs(r), r->heldout_compared);
     for (int i = 0; i < LA_KIND_COUNT; i++)
         la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
+    la_buf_puts(b, "},\n    \"pairs_by_grade\": {");
+    for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
+        la_buf_printf(b, "%s\"%s\": %zu", g < LA_GRADE_COPY ? ", " : "", la_grade_name(g), la_report_grade_count(r, 0, g));
+    la_buf_printf(b, ", \"held_related_by_numbers\": %zu", r->template_numbers);
     la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
                      "\"label_conflicts\": %zu},\n",
                   r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
@@ -294,17 +302,31 @@ la_status la_report_md(const la_report *r, la_buf *b)
     const char *held = part_name(r, r->heldout);
 
     la_buf_puts(b, "# leakaudit report\n\n");
+    size_t gating = la_report_gating_pairs(r), related = la_report_grade_count(r, 0, LA_GRADE_RELATED);
     if (r->leaks)
-        la_buf_printf(b, "**Leaks found** across the `%s` boundary: %zu linked pairs in %zu clusters, %zu rows dated on "
-                         "the wrong side of the cutoff. Exit code %d.\n\n",
-                      held, r->pairs->n, r->audit->nclusters, r->audit->ntime, r->exit_code);
+        la_buf_printf(b, "**Leaks found** across the `%s` boundary: %zu linked pairs that fail the gate in %zu clusters, "
+                         "%zu rows dated on the wrong side of the cutoff. Exit code %d.\n\n",
+                      held, gating, r->audit->nclusters, r->audit->ntime, r->exit_code);
     else
         la_buf_printf(b, "**No leaks found** across the `%s` boundary%s. Exit code %d.\n\n", held,
-                      r->pairs->n ? " among the kinds that --fail-on names" : "", r->exit_code);
+                      r->pairs->n ? " among the kinds and grades that --fail-on names" : "", r->exit_code);
+    la_buf_printf(b, "%zu of %zu `%s` rows were compared by their text against the other partitions.", r->heldout_compared,
+                  s.before, held);
+    if (related)
+        la_buf_printf(b, " %zu links are only `related` (shared wording or a template, not the item): listed below and in "
+                         "pairs.jsonl, they do not fail the run or move rows.",
+                      related);
+    la_buf_puts(b, "\n\n");
 
-    la_buf_puts(b, "| evidence | pairs |\n|---|---:|\n");
-    for (int i = 0; i < LA_KIND_COUNT; i++)
-        la_buf_printf(b, "| %s | %zu |\n", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
+    la_buf_puts(b, "| evidence | pairs | copy | near | related |\n|---|---:|---:|---:|---:|\n");
+    for (int i = 0; i < LA_KIND_COUNT; i++) {
+        uint32_t bit = 1u << i;
+        la_buf_printf(b, "| %s | %zu |", la_kind_name(bit), la_report_kind_count(r, bit));
+        if (bit & (LA_KIND_FAMILY | LA_KIND_TIME)) la_buf_puts(b, " | | |\n");
+        else
+            la_buf_printf(b, " %zu | %zu | %zu |\n", la_report_grade_count(r, bit, LA_GRADE_COPY),
+                          la_report_grade_count(r, bit, LA_GRADE_NEAR), la_report_grade_count(r, bit, LA_GRADE_RELATED));
+    }
     la_buf_printf(b, "\nTime: %zu rows on the wrong side of the cutoff. Exact: %zu duplicate rows within a partition, "
                      "%zu label conflicts.\n\n",
                   r->audit->ntime, r->ndup, r->nconflicts);
@@ -352,19 +374,21 @@ la_status la_report_md(const la_report *r, la_buf *b)
         la_buf_putc(b, '\n');
     }
 
-    /* top leaks */
+    /* top leaks: the links that fail the gate or move rows, then the related ones apart */
     if (r->pairs->n) {
         size_t *idx = la_report_ranked_pairs(r);
         if (!idx) {
             free(pc);
             return la_error(LA_ENOMEM, "out of memory writing report.md");
         }
-        size_t top = r->pairs->n < 10 ? r->pairs->n : 10;
-        la_buf_printf(b, "\n## Top leaks (%zu of %zu pairs; all in pairs.jsonl)\n\n", top, r->pairs->n);
-        la_buf_puts(b, "| kinds | seen id | seen text | held-out id | held-out text |\n|---|---|---|---|---|\n");
+        size_t nlinks = r->pairs->n - related, top = nlinks < 10 ? nlinks : 10;
+        if (top) {
+            la_buf_printf(b, "\n## Top leaks (%zu of %zu pairs; all in pairs.jsonl)\n\n", top, nlinks);
+            la_buf_puts(b, "| grade | kinds | seen id | seen text | held-out id | held-out text |\n|---|---|---|---|---|---|\n");
+        }
         for (size_t k = 0; k < top; k++) {
             const la_pair *pp = &r->pairs->v[idx[k]];
-            la_buf_puts(b, "| ");
+            la_buf_printf(b, "| %s | ", la_grade_name(pp->grade) ? la_grade_name(pp->grade) : "");
             la_report_kinds_text(b, pp->kinds, ", ");
             la_buf_puts(b, " | ");
             la_buf_md_cell(b, rows[pp->a].id, 40);
@@ -375,6 +399,32 @@ la_status la_report_md(const la_report *r, la_buf *b)
             la_buf_puts(b, " | ");
             la_buf_md_cell(b, rows[pp->b].text, 80);
             la_buf_puts(b, " |\n");
+        }
+        size_t rtop = related < 10 ? related : 10;
+        if (rtop) {
+            la_buf_printf(b, "\n## Related, not gating (%zu of %zu)\n\nThese share wording or a template with a held-out row "
+                             "but not the item itself (docs/grades.md). The shared frame is the held-out row's words that "
+                             "the seen row also has; … marks what differs.\n\n",
+                          rtop, related);
+            la_buf_puts(b, "| kinds | seen id | held-out id | held-out text | shared frame |\n|---|---|---|---|---|\n");
+            la_buf frame = {0};
+            for (size_t k = nlinks; k < nlinks + rtop; k++) {
+                const la_pair *pp = &r->pairs->v[idx[k]];
+                la_buf_puts(b, "| ");
+                la_report_kinds_text(b, pp->kinds, ", ");
+                la_buf_puts(b, " | ");
+                la_buf_md_cell(b, rows[pp->a].id, 40);
+                la_buf_puts(b, " | ");
+                la_buf_md_cell(b, rows[pp->b].id, 40);
+                la_buf_puts(b, " | ");
+                la_buf_md_cell(b, rows[pp->b].text, 80);
+                la_buf_puts(b, " | ");
+                frame.n = 0;
+                la_report_shared_frame(r, pp, &frame);
+                la_buf_md_cell(b, frame.n ? frame.p : "", 120);
+                la_buf_puts(b, " |\n");
+            }
+            la_buf_free(&frame);
         }
         free(idx);
     }
@@ -445,6 +495,7 @@ static void score(la_buf *b, int *first, const char *name, double v)
 la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
 {
     const la_row *rows = la_table_rows_const(r->table);
+    la_buf frame = {0};
     for (size_t k = 0; k < r->pairs->n; k++) {
         const la_pair *p = &r->pairs->v[k];
         la_buf_puts(b, "{\"id_a\":");
@@ -457,15 +508,40 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
         la_buf_json_str(b, la_table_part_name(r->table, rows[p->b].part));
         la_buf_puts(b, ",\"kinds\":");
         kinds_json(b, p->kinds);
-        la_buf_printf(b, ",\"cluster\":%u,\"scores\":{", r->audit->cluster[p->a]);
+        la_buf_puts(b, ",\"grade\":");
+        if (la_grade_name(p->grade)) la_buf_json_str(b, la_grade_name(p->grade));
+        else la_buf_puts(b, "null");
+        int moves = la_audit_pair_moves(r->audit, p);
+        if (moves) la_buf_printf(b, ",\"gates\":%s,\"cluster\":%u,\"scores\":{",
+                                 (r->gate ? la_gate_fails(r->gate, p) : (p->kinds & r->fail_on) != 0) ? "true" : "false",
+                                 r->audit->cluster[p->a]);
+        else la_buf_printf(b, ",\"gates\":%s,\"cluster\":null,\"scores\":{",
+                           (r->gate ? la_gate_fails(r->gate, p) : 0) ? "true" : "false");
         int first = 1;
         score(b, &first, "jaccard", p->jaccard);
         score(b, &first, "containment", p->containment);
         score(b, &first, "minhash", p->minhash);
         score(b, &first, "cosine", p->cosine);
         if (p->simhash_dist >= 0) score(b, &first, "simhash_distance", p->simhash_dist);
-        la_buf_puts(b, "}}\n");
+        score(b, &first, "weighted_containment", p->wcontainment);
+        score(b, &first, "weighted_words", p->wwords);
+        la_buf_putc(b, '}');
+        if (p->nums_held)
+            la_buf_printf(b, ",\"numbers\":{\"held\":%u,\"shared\":%u,\"changed\":%u}", p->nums_held, p->nums_shared,
+                          p->nums_changed);
+        if (p->grade == LA_GRADE_RELATED) {
+            frame.n = 0;
+            la_report_shared_frame(r, p, &frame);
+            if (frame.n) {
+                la_buf_puts(b, ",\"shared_frame\":");
+                la_buf_json_str(b, frame.p);
+            }
+        }
+        la_buf_puts(b, "}\n");
     }
+    la_status fs = la_buf_status(&frame);
+    la_buf_free(&frame);
+    if (fs != LA_OK) return la_error(LA_ENOMEM, "out of memory writing pairs.jsonl");
     return la_buf_status(b);
 }
 
@@ -625,6 +701,7 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
         return la_error(LA_ENOMEM, "out of memory writing clusters.jsonl");
     }
     for (size_t k = 0; k < r->pairs->n; k++) {
+        if (!la_audit_pair_moves(r->audit, &r->pairs->v[k])) continue;
         uint32_t c = r->audit->cluster[r->pairs->v[k].a];
         kinds[c] |= r->pairs->v[k].kinds;
         npairs[c]++;

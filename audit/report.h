@@ -10,7 +10,7 @@
 #include "buf.h"
 #include "leakaudit.h"
 
-#define LA_REPORT_SCHEMA_VERSION 1
+#define LA_REPORT_SCHEMA_VERSION 2
 #define LA_NO_PART UINT32_MAX
 
 /* One rejected record with every reason found in it. */
@@ -76,7 +76,10 @@ typedef struct la_report {
     const char *const *param_names;     /* extra parameters, shown under parameters */
     const char *const *param_values;
     size_t nparams;
-    uint32_t fail_on;
+    uint32_t fail_on;                   /* kinds that can fail the run (la_gate_kinds of gate) */
+    const la_gate *gate;                /* --fail-on: kinds and grades that fail the run */
+    size_t heldout_compared;            /* held-out rows with text, compared against a seen row with text */
+    size_t template_numbers;            /* links held at related because their numbers differ */
     la_resolve resolve;
     size_t max_cluster;
     double assumed_accuracy;            /* for intervals when no scores are given (0.9) */

@@ -40,6 +40,88 @@ size_t la_report_kind_count(const la_report *r, uint32_t kind)
     return n;
 }
 
+static int gates_kind(const la_report *r, const la_pair *p, int k)
+{
+    uint32_t bit = 1u << k;
+    if (!(p->kinds & bit) || !r->gate || !r->gate->min_grade[k]) return r->gate ? 0 : (p->kinds & bit & r->fail_on) != 0;
+    if (bit & (LA_KIND_FAMILY | LA_KIND_TIME)) return 1;
+    return p->grade == LA_GRADE_NONE || p->grade >= r->gate->min_grade[k];
+}
+
+size_t la_report_gating_count(const la_report *r, uint32_t kind)
+{
+    int k = 0;
+    while (k < LA_KIND_COUNT && (1u << k) != kind) k++;
+    size_t n = 0;
+    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)gates_kind(r, &r->pairs->v[q], k);
+    return n;
+}
+
+size_t la_report_grade_count(const la_report *r, uint32_t kind, int grade)
+{
+    size_t n = 0;
+    for (size_t q = 0; q < r->pairs->n; q++) {
+        const la_pair *p = &r->pairs->v[q];
+        if ((!kind || (p->kinds & kind)) && p->grade == grade) n++;
+    }
+    return n;
+}
+
+size_t la_report_gating_pairs(const la_report *r)
+{
+    size_t n = 0;
+    for (size_t q = 0; q < r->pairs->n; q++) {
+        int any = 0;
+        for (int k = 0; k < LA_KIND_COUNT && !any; k++) any = gates_kind(r, &r->pairs->v[q], k);
+        n += (size_t)any;
+    }
+    return n;
+}
+
+static int word_byte(unsigned char c)
+{
+    if (c >= 0x80) return 1;
+    if (c <= ' ' || c == 0x7f) return 0;
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Does `text` contain the word w[0..n) as a whole word? */
+static int has_word(const char *text, size_t len, const char *w, size_t n)
+{
+    for (size_t i = 0; i + n <= len;) {
+        while (i < len && !word_byte((unsigned char)text[i])) i++;
+        size_t b = i;
+        while (i < len && word_byte((unsigned char)text[i])) i++;
+        if (i - b == n && memcmp(text + b, w, n) == 0) return 1;
+    }
+    return 0;
+}
+
+void la_report_shared_frame(const la_report *r, const la_pair *p, la_buf *out)
+{
+    const la_row *rows = la_table_rows_const(r->table);
+    const la_row *a = &rows[p->a], *b = &rows[p->b];
+    /* one pass over a per word of b: bounded for the item sizes a reviewer reads side by side */
+    if (!a->norm || !b->norm || b->norm_len > 4096 || a->norm_len > 65536) return;
+    int gap = 0, any = 0;
+    size_t i = 0, len = b->norm_len;
+    while (i < len) {
+        while (i < len && !word_byte((unsigned char)b->norm[i])) i++;
+        size_t s = i;
+        while (i < len && word_byte((unsigned char)b->norm[i])) i++;
+        if (i == s) break;
+        if (has_word(a->norm, a->norm_len, b->norm + s, i - s)) {
+            if (gap) la_buf_puts(out, any ? " …" : "…");
+            la_buf_printf(out, "%s%.*s", any || gap ? " " : "", (int)(i - s), b->norm + s);
+            any = 1;
+            gap = 0;
+        } else {
+            gap = 1;
+        }
+    }
+    if (gap && any) la_buf_puts(out, " …");
+}
+
 static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
 
 void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
@@ -104,8 +186,11 @@ void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
     free(sizes);
 }
 
-static int pair_rank(uint32_t kinds)
+/* Copies first, then near copies, then ungraded family/time links, then related links last. */
+static int pair_rank(uint32_t kinds, int grade)
 {
+    if (grade == LA_GRADE_RELATED) return 10;
+    if (grade == LA_GRADE_NEAR) return 5;
     if (kinds & LA_KIND_EXACT) return 0;
     if (kinds & LA_KIND_NEAR) return 1;
     if (kinds & LA_KIND_SEMANTIC) return 2;
@@ -118,7 +203,7 @@ static const la_pairs *g_pairs; /* sort context */
 static int cmp_rank(const void *x, const void *y)
 {
     const la_pair *a = &g_pairs->v[*(const size_t *)x], *b = &g_pairs->v[*(const size_t *)y];
-    int ra = pair_rank(a->kinds), rb = pair_rank(b->kinds);
+    int ra = pair_rank(a->kinds, a->grade), rb = pair_rank(b->kinds, b->grade);
     if (ra != rb) return ra - rb;
     return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }

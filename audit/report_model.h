@@ -18,6 +18,21 @@ la_part_counts *la_report_count_parts(const la_report *r, size_t *norphan_reject
 /* Pairs that carry a kind bit. */
 size_t la_report_kind_count(const la_report *r, uint32_t kind);
 
+/* Pairs that carry a kind bit and fail the gate through it (family and time: all of them; graded
+ * kinds: at the gate's grade or stronger). */
+size_t la_report_gating_count(const la_report *r, uint32_t kind);
+
+/* Pairs that carry a kind bit (0: any) and have this grade. */
+size_t la_report_grade_count(const la_report *r, uint32_t kind, int grade);
+
+/* Pairs that fail the gate. */
+size_t la_report_gating_pairs(const la_report *r);
+
+/* The held-out row's words that the other row of p also has, in the held-out row's order, with
+ * "…" for each run of words it lacks: what a template's siblings share. Pure string work on the
+ * normalized texts; writes nothing when either row has no text. */
+void la_report_shared_frame(const la_report *r, const la_pair *p, la_buf *out);
+
 /* Held-out statistics: sizes before and after quarantine, observed accuracy when scores are given,
  * and the random-split expectation over families (rows without a family are singletons). */
 typedef struct la_heldout_stats {

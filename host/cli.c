@@ -42,7 +42,8 @@ void la_cli_init(la_cli *c, const char *command)
     c->heldout = "test";
     c->out = "leakaudit-report";
     c->cutoff = LA_NO_DATE;
-    c->fail_on = LA_KIND_ALL;
+    la_gate_default(&c->gate);
+    c->fail_on = la_gate_kinds(&c->gate);
     c->norm = LA_NORM_NFKC;
 }
 
@@ -151,8 +152,8 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         return LA_OK;
     case LA_OPT_OUT: c->out = arg; return LA_OK;
     case LA_OPT_FAIL_ON: {
-        la_status s = la_kinds_parse(arg, &c->fail_on);
-        if (s != LA_OK) return la_error(LA_EINVAL, "--fail-on: %s", la_last_error());
+        LA_TRY(la_gate_parse(arg, &c->gate));
+        c->fail_on = la_gate_kinds(&c->gate);
         return LA_OK;
     }
     case LA_OPT_THREADS: {

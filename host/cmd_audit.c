@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "exact.h"
+#include "grade.h"
 #include "outdir.h"
 #include "report.h"
 #include "tiers.h"
@@ -28,11 +29,15 @@ static const char k_help[] =
     "Audit:\n"
     "  --normalize nfkc|space|none  text normalization before hashing (default nfkc: NFKC, case\n"
     "                          folding, whitespace runs collapsed)\n"
-    "  --fail-on KINDS         kinds that make the exit code 1: comma list of family, time, exact,\n"
-    "                          near, semantic; or all (default) or none\n"
-    "  --resolve POLICY        what a cluster that crosses the boundary costs: quarantine (default:\n"
+    "  --fail-on LIST          what makes the exit code 1: comma list of family, time, exact, near,\n"
+    "                          semantic, each optionally :copy, :near or :related (that grade or\n"
+    "                          stronger; default :near), or all (default: every kind, content links\n"
+    "                          graded near or copy), all:related, or none (report without gating)\n"
+    "  --resolve POLICY[:GRADE]  what a cluster that crosses the boundary costs: quarantine (default:\n"
     "                          all its rows), keep-test (only its seen-side rows move out, for a\n"
-    "                          fixed test set) or keep-seen (only its held-out rows move out)\n"
+    "                          fixed test set) or keep-seen (only its held-out rows move out); content\n"
+    "                          links join clusters from GRADE up (default near; related links are\n"
+    "                          reported and move nothing unless :related is given)\n"
     "  --max-cluster N         flag clusters with more than N rows as suspect and name their weakest\n"
     "                          links (default 100; 0 turns the check off)\n"
     "  --backend auto|cpu|gpu  where similarity work runs (env LEAKAUDIT_BACKEND; default auto: the\n"
@@ -78,6 +83,7 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
 
 typedef struct audit_opts {
     la_resolve resolve;
+    uint8_t link_grade;
     size_t max_cluster;
     la_backend_req backend;
     la_semantic_opts semantic;
@@ -90,7 +96,7 @@ static la_status audit_option(void *ctx, int opt, const char *name, const char *
     switch (opt) {
     case OPT_SEMANTIC: return la_semantic_option(&ao->semantic, name, arg);
     case OPT_NEAR: return la_near_option(&ao->near, name, arg);
-    case OPT_RESOLVE: return la_resolve_parse(arg, &ao->resolve);
+    case OPT_RESOLVE: return la_resolve_parse_grade(arg, &ao->resolve, &ao->link_grade);
     case OPT_BACKEND: return la_backend_parse(arg, &ao->backend);
     case OPT_MAX_CLUSTER: {
         char *end;
@@ -101,6 +107,41 @@ static la_status audit_option(void *ctx, int opt, const char *name, const char *
     }
     }
     return LA_EUNSUPPORTED;
+}
+
+/* A gate must not pass on nothing: the held-out partition and at least one seen partition need a
+ * valid row each. */
+static la_status check_sides(const la_table *t, uint32_t heldout)
+{
+    const la_row *rows = la_table_rows_const(t);
+    size_t held = 0, seen = 0;
+    for (size_t i = 0; i < la_table_nrows(t); i++) {
+        if (rows[i].part == heldout) held++;
+        else seen++;
+    }
+    const char *name = la_table_part_name(t, heldout);
+    if (!held)
+        return la_error(LA_EINPUT, "the held-out partition '%s' has no valid row (every row was rejected, or its files are "
+                                   "empty): nothing would be audited",
+                        name);
+    if (!seen)
+        return la_error(LA_EINPUT, "no seen partition has a valid row: the %zu '%s' rows have nothing to be compared "
+                                   "against (give --dev FILE or --part NAME=FILE, or a split field with other values)",
+                        held, name);
+    return LA_OK;
+}
+
+/* Held-out rows with text, when some seen row has text too: what the content tiers compared. */
+static size_t heldout_compared(const la_table *t, uint32_t heldout)
+{
+    const la_row *rows = la_table_rows_const(t);
+    size_t held = 0, seen = 0;
+    for (size_t i = 0; i < la_table_nrows(t); i++) {
+        if (!rows[i].norm || !rows[i].norm_len) continue;
+        if (rows[i].part == heldout) held++;
+        else seen++;
+    }
+    return seen ? held : 0;
 }
 
 static int exit_for(la_status s) { return s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL; }
@@ -174,7 +215,12 @@ static void print_summary(const la_cli *c, const la_report *r, const la_audit *a
         for (size_t q = 0; q < r->pairs->n; q++) m += (r->pairs->v[q].kinds >> k) & 1;
         printf("%s%s %zu", k ? ", " : "", la_kind_name(1u << k), m);
     }
+    size_t g[4] = {0};
+    for (size_t q = 0; q < r->pairs->n; q++) g[r->pairs->v[q].grade & 3]++;
     printf(") in %zu clusters; %zu rows on the wrong side of the cutoff\n", a->nclusters, a->ntime);
+    printf("  grades: %zu copy, %zu near, %zu related (related links are listed, not gated); %zu of %zu held-out rows "
+           "compared\n",
+           g[LA_GRADE_COPY], g[LA_GRADE_NEAR], g[LA_GRADE_RELATED], r->heldout_compared, held);
     printf("  within partitions: %zu duplicate rows, %zu label conflicts\n", r->ndup, r->nconflicts);
     double hw = la_stat_ci95(acc, held_kept);
     printf("  quarantined %zu rows; clean %s: %zu of %zu rows, 95%% interval ±%.1f points at %.1f%% accuracy (%s)%s\n",
@@ -191,6 +237,7 @@ int la_cmd_audit(int argc, char **argv)
     audit_opts aopt;
     memset(&aopt, 0, sizeof aopt);
     aopt.resolve = LA_RESOLVE_QUARANTINE;
+    aopt.link_grade = LA_GRADE_NEAR;
     aopt.max_cluster = LA_DEFAULT_MAX_CLUSTER;
     aopt.backend = LA_BACKEND_AUTO;
     la_semantic_opts_init(&aopt.semantic);
@@ -230,7 +277,7 @@ int la_cmd_audit(int argc, char **argv)
     memset(&ex, 0, sizeof ex);
     la_audit a;
     memset(&a, 0, sizeof a);
-    la_report_timing timings[8];
+    la_report_timing timings[10];
     size_t ntimings = 0;
     la_status s = la_table_new(&t);
     if (s == LA_OK) s = la_cli_load(&c, t, &L);
@@ -246,10 +293,11 @@ int la_cmd_audit(int argc, char **argv)
         s = la_error(LA_EINVAL, "--heldout %s: no partition of that name in the input (partitions: %s)", c.heldout,
                      list[0] ? list : "none");
     }
+    if (s == LA_OK) s = check_sides(t, heldout);
     if (s == LA_OK) s = la_normalize_table(t, c.norm, c.threads);
     double t2 = la_cli_now();
     timings[ntimings++] = (la_report_timing){"normalize_s", t2 - t1};
-    la_audit_opts ao = {heldout, c.cutoff, aopt.resolve, aopt.max_cluster};
+    la_audit_opts ao = {heldout, c.cutoff, aopt.resolve, aopt.max_cluster, aopt.link_grade};
     if (s == LA_OK) s = la_exact_find(t, heldout, &pairs, &ex);
     if (s == LA_OK) s = la_audit_evidence(t, &ao, &pairs, &a);
     double t3 = la_cli_now();
@@ -289,8 +337,20 @@ int la_cmd_audit(int argc, char **argv)
         timings[ntimings++] = (la_report_timing){"semantic_s", t3b - t3};
         t3 = t3b;
     }
+    la_grade_stats gst;
+    memset(&gst, 0, sizeof gst);
     if (s == LA_OK) {
         la_pairs_normalize(&pairs);
+        la_grade_params gp;
+        la_grade_params_default(&gp);
+        gp.threads = c.threads;
+        gp.semantic_lexical = aopt.semantic.nemb == 0 && !aopt.semantic.embedding_field;
+        s = la_grade_pairs(t, &gp, &pairs, &gst);
+    }
+    if (s == LA_OK) {
+        double tg = la_cli_now();
+        timings[ntimings++] = (la_report_timing){"grade_s", tg - t3};
+        t3 = tg;
         s = la_audit_decide(t, &ao, &pairs, ex.dup_of, &a);
         la_audit_sort_pairs(t, &pairs);
     }
@@ -324,6 +384,9 @@ int la_cmd_audit(int argc, char **argv)
         r.param_values = pvalues;
         r.nparams = 2;
         r.fail_on = c.fail_on;
+        r.gate = &c.gate;
+        r.heldout_compared = heldout_compared(t, heldout);
+        r.template_numbers = gst.template_numbers;
         r.resolve = aopt.resolve;
         r.max_cluster = aopt.max_cluster;
         r.assumed_accuracy = 0.9;

@@ -89,6 +89,20 @@ LA_API const char *la_kind_name(uint32_t kind_bit);
 /* Parse a comma-separated list of kind names ("exact,near", "all", "none") into a bit set. */
 LA_API la_status la_kinds_parse(const char *list, uint32_t *kinds /* OUT */);
 
+/* ---- grades -------------------------------------------------------------------------------- */
+
+/* How much of the held-out item a content link (exact, near, semantic) carries; docs/grades.md
+ * gives the rules and the numbers behind them. Family and time links have no grade. */
+typedef enum la_grade {
+    LA_GRADE_NONE = 0,     /* not graded (family or time evidence only) */
+    LA_GRADE_RELATED = 1,  /* shares wording or a template, not the item */
+    LA_GRADE_NEAR = 2,     /* an edited or partial copy: most of the item's distinctive content */
+    LA_GRADE_COPY = 3      /* the item is there: exact, or nearly all of its distinctive content */
+} la_grade;
+
+/* "related", "near" or "copy"; NULL for LA_GRADE_NONE and other values. */
+LA_API const char *la_grade_name(int grade);
+
 /* ---- dates -------------------------------------------------------------------------------- */
 
 #define LA_NO_DATE INT32_MIN
@@ -168,6 +182,12 @@ typedef struct la_pair {
     float minhash;          /* MinHash estimate of Jaccard */
     float cosine;           /* embedding cosine */
     int32_t simhash_dist;   /* Hamming distance of SimHash, -1 when not measured */
+    float wcontainment;     /* rarity-weighted share of the held-out row's word pairs found in a */
+    float wwords;           /* rarity-weighted share of the held-out row's words found in a */
+    uint8_t grade;          /* la_grade; LA_GRADE_NONE until graded */
+    uint8_t nums_held;      /* distinct numbers in the held-out row (capped at 255) */
+    uint8_t nums_shared;    /* of them, also in a */
+    uint8_t nums_changed;   /* held-out numbers that a states differently in the same words around them */
 } la_pair;
 
 typedef struct la_pairs {
@@ -181,6 +201,32 @@ LA_API la_status la_pairs_push(la_pairs *p, const la_pair *x);
 /* Sort by (b, a) and merge duplicates: kinds are OR-ed, measured scores kept. */
 LA_API void la_pairs_normalize(la_pairs *p);
 LA_API void la_pairs_free(la_pairs *p);
+
+/* ---- the gate ------------------------------------------------------------------------------ */
+
+/* What fails a run (--fail-on): per kind, the weakest grade that counts; 0 turns the kind off.
+ * Family and time links have no grade: they gate whenever their entry is not 0. */
+typedef struct la_gate {
+    uint8_t min_grade[LA_KIND_COUNT];
+} la_gate;
+
+/* The default gate: family, time, exact, and near and semantic links graded near or copy. */
+LA_API void la_gate_default(la_gate *g /* OUT */);
+
+/* Parse a --fail-on list: comma-separated KIND or KIND:GRADE items (family, time, exact, near,
+ * semantic; GRADE copy, near or related: that grade or stronger; KIND alone means KIND:near), "all"
+ * (the default) or "all:GRADE", or "none" alone (report without gating). An empty list, an empty
+ * item or a grade on family or time is LA_EINVAL with the reason in la_last_error(). */
+LA_API la_status la_gate_parse(const char *spec, la_gate *out /* OUT */);
+
+/* 1 when link p fails gate g, else 0. */
+LA_API int la_gate_fails(const la_gate *g, const la_pair *p);
+
+/* The kinds that can fail the run under g (a bit set of la_kind). */
+LA_API uint32_t la_gate_kinds(const la_gate *g);
+
+/* The gate written back as a --fail-on list ("none" when nothing gates) into buf (>= 96 bytes). */
+LA_API void la_gate_format(const la_gate *g, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -100,7 +100,7 @@ static void audit_run(run *r, const spec *rows, const size_t *order, size_t n, c
 {
     memset(r, 0, sizeof *r);
     r->t = table_of(rows, order, n);
-    la_audit_opts o = {TEST, cutoff ? day(cutoff) : LA_NO_DATE, resolve, 0};
+    la_audit_opts o = {TEST, cutoff ? day(cutoff) : LA_NO_DATE, resolve, 0, 0};
     assert_int_equal(la_exact_find(r->t, TEST, &r->pairs, &r->ex), LA_OK);
     assert_int_equal(la_audit_evidence(r->t, &o, &r->pairs, &r->a), LA_OK);
     la_pairs_normalize(&r->pairs);

@@ -1,0 +1,478 @@
+/*
+ * grade.c - grades for content links (see grade.h).
+ *
+ * Three phases:
+ *   1. the held-out rows that have a content link put their words and word pairs into one table;
+ *   2. every row of the table (all partitions) counts, for each key of that table it contains, one
+ *      document (the exact document frequency, only for keys that grading reads);
+ *   3. each link compares its two rows: weighted containment of the held-out row's word pairs and
+ *      words, its numbers, and the numbers the other row states in the same words around them.
+ * Words are the near tier's: maximal runs of bytes that are not ASCII whitespace or punctuation.
+ * The small English number words (one .. twenty, the tens, hundred, thousand, million) count as
+ * the numbers they name, so "three" in one row matches "3" in the other.
+ */
+#include "grade.h"
+
+#include "near_kernels.h"
+#include "parallel.h"
+#include "shingle_core.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CONTENT_KINDS (LA_KIND_EXACT | LA_KIND_NEAR | LA_KIND_SEMANTIC)
+#define K_UNI 0x756e696772616d73ull /* "unigrams" */
+#define K_BI 0x62696772616d7373ull  /* "bigramss" */
+#define K_CTX 0x636f6e7465787473ull /* "contexts" */
+
+void la_grade_params_default(la_grade_params *p)
+{
+    p->copy_share = 0.9;
+    p->near_share = 0.45;
+    p->near_words = 0.70;
+    p->near_words_pairs = 0.25;
+    p->rarity_k = 2.0;
+    p->numbers_alpha = 0.05;
+    p->changed_share = 0.2;
+    p->copy_cosine = 0.97;
+    p->semantic_lexical = 1;
+    p->threads = 0;
+}
+
+/* ---- words ------------------------------------------------------------------------------------- */
+
+typedef struct u64v {
+    uint64_t *v;
+    size_t n, cap;
+} u64v;
+
+static int u64v_reserve(u64v *a, size_t need)
+{
+    if (need <= a->cap) return 1;
+    size_t cap = a->cap ? a->cap : 64;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / sizeof *a->v) return 0;
+        cap *= 2;
+    }
+    uint64_t *v = realloc(a->v, cap * sizeof *v);
+    if (!v) return 0;
+    a->v = v;
+    a->cap = cap;
+    return 1;
+}
+
+/* The words of one row: their hashes in text order, and which are numbers. */
+typedef struct words {
+    u64v h;
+    unsigned char *num;
+    size_t numcap;
+} words;
+
+static const char *const k_number_words[][2] = {
+    {"zero", "0"},       {"one", "1"},        {"two", "2"},         {"three", "3"},      {"four", "4"},
+    {"five", "5"},       {"six", "6"},        {"seven", "7"},       {"eight", "8"},      {"nine", "9"},
+    {"ten", "10"},       {"eleven", "11"},    {"twelve", "12"},     {"thirteen", "13"},  {"fourteen", "14"},
+    {"fifteen", "15"},   {"sixteen", "16"},   {"seventeen", "17"},  {"eighteen", "18"},  {"nineteen", "19"},
+    {"twenty", "20"},    {"thirty", "30"},    {"forty", "40"},      {"fifty", "50"},     {"sixty", "60"},
+    {"seventy", "70"},   {"eighty", "80"},    {"ninety", "90"},     {"hundred", "100"},  {"thousand", "1000"},
+    {"million", "1000000"}};
+
+/* The digits a number word stands for, or NULL. ASCII case is ignored (--normalize none keeps it). */
+static const char *number_word(const char *s, size_t n)
+{
+    if (n < 3 || n > 9) return NULL;
+    char low[10];
+    for (size_t i = 0; i < n; i++) low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+    for (size_t i = 0; i < sizeof k_number_words / sizeof k_number_words[0]; i++)
+        if (strlen(k_number_words[i][0]) == n && memcmp(low, k_number_words[i][0], n) == 0) return k_number_words[i][1];
+    return NULL;
+}
+
+static int split_words(const char *s, size_t n, words *w)
+{
+    w->h.n = 0;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && !la_is_word_byte((unsigned char)s[i])) i++;
+        size_t b = i;
+        int digit = 0;
+        while (i < n && la_is_word_byte((unsigned char)s[i])) digit |= s[i] >= '0' && s[i] <= '9', i++;
+        if (i == b) break;
+        if (!u64v_reserve(&w->h, w->h.n + 1)) return 0;
+        if (w->h.n + 1 > w->numcap) {
+            size_t cap = w->h.cap;
+            unsigned char *q = realloc(w->num, cap);
+            if (!q) return 0;
+            w->num = q;
+            w->numcap = cap;
+        }
+        const char *nw = digit ? NULL : number_word(s + b, i - b);
+        w->h.v[w->h.n] = nw ? la_hash_bytes((const unsigned char *)nw, strlen(nw))
+                            : la_hash_bytes((const unsigned char *)s + b, i - b);
+        w->num[w->h.n] = (unsigned char)(digit || nw);
+        w->h.n++;
+    }
+    return 1;
+}
+
+/* Keys of a word (its lowest bit says whether it is a number), of a word pair, and of the two words
+ * around a number. */
+static uint64_t uni_key(uint64_t h, int num) { return (la_mix64(h ^ K_UNI) & ~1ull) | (uint64_t)(num != 0); }
+static uint64_t bi_key(uint64_t x, uint64_t y) { return la_mix64(la_rotl64(x, 17) ^ y ^ K_BI); }
+static uint64_t ctx_key(uint64_t l, uint64_t r) { return la_mix64(la_rotl64(l, 29) ^ r ^ K_CTX); }
+
+static int cmp_ctx(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int sorted_unique(u64v *a)
+{
+    la_cpu_shingle_sort(a->v, a->n);
+    a->n = la_cpu_shingle_unique(a->v, a->n);
+    return 1;
+}
+
+/* A row's distinct words and word pairs (sorted), and with ctx the numbers with the two words
+ * around them: pairs (context key, number key), sorted by context. A text of one word has one word
+ * pair: the word alone, as in the near tier. */
+static int row_keys(const words *w, u64v *uni, u64v *bi, u64v *ctx)
+{
+    size_t n = w->h.n;
+    uni->n = bi->n = 0;
+    if (!u64v_reserve(uni, n + 1) || !u64v_reserve(bi, n + 1)) return 0;
+    for (size_t i = 0; i < n; i++) uni->v[uni->n++] = uni_key(w->h.v[i], w->num[i]);
+    if (n == 1) bi->v[bi->n++] = bi_key(w->h.v[0], 0);
+    for (size_t i = 0; i + 1 < n; i++) bi->v[bi->n++] = bi_key(w->h.v[i], w->h.v[i + 1]);
+    sorted_unique(uni);
+    sorted_unique(bi);
+    if (ctx) {
+        ctx->n = 0;
+        if (!u64v_reserve(ctx, 2 * n + 2)) return 0;
+        size_t m = 0;
+        for (size_t i = 1; i + 1 < n; i++)
+            if (w->num[i]) {
+                ctx->v[2 * m] = ctx_key(w->h.v[i - 1], w->h.v[i + 1]);
+                ctx->v[2 * m + 1] = uni_key(w->h.v[i], 1);
+                m++;
+            }
+        qsort(ctx->v, m, 2 * sizeof *ctx->v, cmp_ctx);
+        ctx->n = m;
+    }
+    return 1;
+}
+
+static int has_key(const u64v *a, uint64_t k)
+{
+    size_t lo = 0, hi = a->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->v[mid] < k) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->n && a->v[lo] == k;
+}
+
+/* Does the other row state, between the same two words, a number that the held-out row (its
+ * distinct words in ub) does not have at all? ctx holds (context, number) pairs sorted by context. */
+static int restated(const u64v *ctx, const u64v *ub, uint64_t context)
+{
+    size_t lo = 0, hi = ctx->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ctx->v[2 * mid] < context) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i < ctx->n && ctx->v[2 * i] == context; i++)
+        if (!has_key(ub, ctx->v[2 * i + 1])) return 1;
+    return 0;
+}
+
+/* ---- document frequencies ---------------------------------------------------------------------- */
+
+typedef struct df_entry {
+    uint64_t key; /* 0: empty */
+    _Atomic uint32_t count;
+} df_entry;
+
+typedef struct df_table {
+    df_entry *e;
+    size_t mask;
+} df_table;
+
+static uint64_t live_key(uint64_t k) { return k ? k : 1; }
+
+static size_t df_find(const df_table *t, uint64_t k)
+{
+    k = live_key(k);
+    for (size_t i = (size_t)la_mix64(k) & t->mask;; i = (i + 1) & t->mask) {
+        if (t->e[i].key == k) return i;
+        if (!t->e[i].key) return SIZE_MAX;
+    }
+}
+
+static void df_insert(df_table *t, uint64_t k)
+{
+    k = live_key(k);
+    size_t i = (size_t)la_mix64(k) & t->mask;
+    while (t->e[i].key && t->e[i].key != k) i = (i + 1) & t->mask;
+    t->e[i].key = k;
+}
+
+/* ---- the stages -------------------------------------------------------------------------------- */
+
+typedef struct scratch {
+    words wa, wb;
+    u64v ua, ba, ca, ub, bb, hits;
+    uint32_t cached_b;
+} scratch;
+
+typedef struct grade_ctx {
+    const la_table *t;
+    const la_row *r;
+    la_grade_params p;
+    la_pairs *pairs;
+    df_table df;
+    scratch *sc;
+    _Atomic size_t rows_counted;
+    _Atomic size_t template_numbers;
+} grade_ctx;
+
+static void scratch_free(scratch *s)
+{
+    free(s->wa.h.v);
+    free(s->wa.num);
+    free(s->wb.h.v);
+    free(s->wb.num);
+    free(s->ua.v);
+    free(s->ba.v);
+    free(s->ca.v);
+    free(s->ub.v);
+    free(s->bb.v);
+    free(s->hits.v);
+}
+
+static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    scratch *s = &c->sc[worker];
+    for (size_t i = begin; i < end; i++) {
+        const la_row *r = &c->r[i];
+        if (!r->norm || !r->norm_len) continue;
+        if (!split_words(r->norm, r->norm_len, &s->wa) || !row_keys(&s->wa, &s->ua, &s->ba, NULL))
+            return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %zu", i);
+        s->hits.n = 0;
+        if (!u64v_reserve(&s->hits, s->ua.n + s->ba.n)) return la_error(LA_ENOMEM, "grades: out of memory counting rows");
+        for (size_t k = 0; k < s->ua.n; k++) {
+            size_t at = df_find(&c->df, s->ua.v[k]);
+            if (at != SIZE_MAX) s->hits.v[s->hits.n++] = at;
+        }
+        for (size_t k = 0; k < s->ba.n; k++) {
+            size_t at = df_find(&c->df, s->ba.v[k]);
+            if (at != SIZE_MAX) s->hits.v[s->hits.n++] = at;
+        }
+        /* keys are distinct within a row, so each slot is hit once per row */
+        for (size_t k = 0; k < s->hits.n; k++) atomic_fetch_add_explicit(&c->df.e[s->hits.v[k]].count, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);
+    }
+    return LA_OK;
+}
+
+/* Weight of a key of the held-out row: documents other than the two linked rows that contain it. */
+static double weight(const grade_ctx *c, uint64_t key, int shared)
+{
+    size_t at = df_find(&c->df, key);
+    uint32_t df = at == SIZE_MAX ? 1 : atomic_load_explicit(&c->df.e[at].count, memory_order_relaxed);
+    double others = (double)df - (shared ? 2.0 : 1.0);
+    if (others < 0) others = 0;
+    return 1.0 / (1.0 + others / c->p.rarity_k);
+}
+
+/* P(X <= x) for X ~ Binomial(n, p). */
+static double binom_cdf(unsigned x, unsigned n, double p)
+{
+    double term = pow(1.0 - p, (double)n), sum = 0;
+    for (unsigned i = 0; i <= x && i <= n; i++) {
+        sum += term;
+        term *= (double)(n - i) / (double)(i + 1) * p / (1.0 - p);
+    }
+    return sum > 1.0 ? 1.0 : sum;
+}
+
+static uint8_t cap255(size_t v) { return (uint8_t)(v > 255 ? 255 : v); }
+
+/* The features and grade of one link; the held-out row's words are in s->wb / ub / bb. */
+static void grade_one(grade_ctx *c, scratch *s, la_pair *q)
+{
+    const la_row *a = &c->r[q->a];
+    int have_a = a->norm && a->norm_len && s->wb.h.n;
+    if (have_a) {
+        if (!split_words(a->norm, a->norm_len, &s->wa) || !row_keys(&s->wa, &s->ua, &s->ba, &s->ca)) {
+            have_a = -1;
+        }
+    }
+    int grade = LA_GRADE_RELATED, templ = 0;
+    if (have_a == 1) {
+        double wi = 0, wt = 0;
+        for (size_t k = 0; k < s->bb.n; k++) {
+            int sh = has_key(&s->ba, s->bb.v[k]);
+            double w = weight(c, s->bb.v[k], sh);
+            wt += w;
+            if (sh) wi += w;
+        }
+        double ui = 0, ut = 0;
+        size_t nb = 0, ns = 0, nwords = 0, kept = 0;
+        for (size_t k = 0; k < s->ub.n; k++) {
+            uint64_t key = s->ub.v[k];
+            int sh = has_key(&s->ua, key);
+            double w = weight(c, key, sh);
+            ut += w;
+            if (sh) ui += w;
+            if (key & 1u) nb++, ns += (size_t)sh;
+            else nwords++, kept += (size_t)sh;
+        }
+        /* held-out numbers absent from a, where a states a number of its own between the same two words */
+        size_t changed = 0;
+        for (size_t i = 1; i + 1 < s->wb.h.n; i++) {
+            if (!s->wb.num[i] || has_key(&s->ua, uni_key(s->wb.h.v[i], 1))) continue;
+            changed += (size_t)restated(&s->ca, &s->ub, ctx_key(s->wb.h.v[i - 1], s->wb.h.v[i + 1]));
+        }
+        q->wcontainment = (float)(wt > 0 ? wi / wt : 0);
+        q->wwords = (float)(ut > 0 ? ui / ut : 0);
+        q->nums_held = cap255(nb);
+        q->nums_shared = cap255(ns);
+        q->nums_changed = cap255(changed);
+        double kept_share = nwords ? (double)kept / (double)nwords : 1.0;
+        double ps = kept_share < 0.5 ? 0.5 : kept_share > 0.98 ? 0.98 : kept_share;
+        if (nb >= 2 && 2 * ns < nb && binom_cdf((unsigned)ns, (unsigned)nb, ps) < c->p.numbers_alpha) templ = 1;
+        if (changed >= 1 && (double)changed >= c->p.changed_share * (double)nb) templ = 1;
+        double wc = q->wcontainment, ww = q->wwords;
+        /* the words clause catches heavily edited copies whose word pairs broke; it needs every number */
+        if (wc >= c->p.near_share || (ww >= c->p.near_words && wc >= c->p.near_words_pairs && ns == nb)) grade = LA_GRADE_NEAR;
+        if (wc >= c->p.copy_share) grade = LA_GRADE_COPY;
+    }
+    if ((q->kinds & LA_KIND_SEMANTIC) && !c->p.semantic_lexical && !isnan(q->cosine)) {
+        int cg = q->cosine >= c->p.copy_cosine ? LA_GRADE_COPY : LA_GRADE_NEAR;
+        if (cg > grade) grade = cg;
+    }
+    if (templ && grade > LA_GRADE_RELATED) {
+        grade = LA_GRADE_RELATED;
+        atomic_fetch_add_explicit(&c->template_numbers, 1, memory_order_relaxed);
+    }
+    if (q->kinds & LA_KIND_EXACT) grade = LA_GRADE_COPY;
+    q->grade = (uint8_t)grade;
+}
+
+static la_status grade_links(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    scratch *s = &c->sc[worker];
+    s->cached_b = UINT32_MAX;
+    for (size_t k = begin; k < end; k++) {
+        la_pair *q = &c->pairs->v[k];
+        if (!(q->kinds & CONTENT_KINDS)) continue;
+        if (q->b != s->cached_b) {
+            const la_row *b = &c->r[q->b];
+            s->wb.h.n = 0;
+            if (b->norm && b->norm_len &&
+                (!split_words(b->norm, b->norm_len, &s->wb) || !row_keys(&s->wb, &s->ub, &s->bb, NULL)))
+                return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", q->b);
+            s->cached_b = q->b;
+        }
+        grade_one(c, s, q);
+    }
+    return LA_OK;
+}
+
+static la_status check_params(const la_grade_params *p)
+{
+    if (!(p->rarity_k > 0)) return la_error(LA_EINVAL, "grades: rarity k %g: expected a positive number", p->rarity_k);
+    if (!(p->near_share >= 0 && p->near_share <= p->copy_share && p->copy_share <= 1.0))
+        return la_error(LA_EINVAL, "grades: expected 0 <= near share (%g) <= copy share (%g) <= 1", p->near_share, p->copy_share);
+    if (!(p->numbers_alpha >= 0 && p->numbers_alpha < 1))
+        return la_error(LA_EINVAL, "grades: numbers alpha %g: expected a value in [0, 1)", p->numbers_alpha);
+    return LA_OK;
+}
+
+la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *pairs, la_grade_stats *stats)
+{
+    la_grade_params def;
+    if (!p) {
+        la_grade_params_default(&def);
+        p = &def;
+    }
+    LA_TRY(check_params(p));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    grade_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    c.r = la_table_rows_const(t);
+    c.p = *p;
+    c.pairs = pairs;
+    int nt = la_parallel_threads(p->threads);
+    la_status s = LA_OK;
+    la_grade_stats st;
+    memset(&st, 0, sizeof st);
+
+    /* 1. keys of the held-out rows that grading reads */
+    size_t nkeys = 0;
+    unsigned char *held = calloc(la_table_nrows(t) ? la_table_nrows(t) : 1, 1);
+    c.sc = calloc((size_t)nt, sizeof *c.sc);
+    if (!held || !c.sc) s = la_error(LA_ENOMEM, "grades: out of memory");
+    for (size_t k = 0; k < pairs->n && s == LA_OK; k++) {
+        const la_pair *q = &pairs->v[k];
+        if (!(q->kinds & CONTENT_KINDS) || held[q->b]) continue;
+        held[q->b] = 1;
+        nkeys += 2 * (c.r[q->b].norm_len / 2 + 1);
+    }
+    size_t cap = 64;
+    while (s == LA_OK && cap < 2 * nkeys) {
+        if (cap > SIZE_MAX / 4 / sizeof(df_entry)) {
+            s = la_error(LA_ENOMEM, "grades: too many words to count");
+            break;
+        }
+        cap *= 2;
+    }
+    if (s == LA_OK && pairs->n) {
+        c.df.e = calloc(cap, sizeof *c.df.e);
+        c.df.mask = cap - 1;
+        if (!c.df.e) s = la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    }
+    for (size_t i = 0; i < la_table_nrows(t) && s == LA_OK && c.df.e; i++) {
+        if (!held[i] || !c.r[i].norm || !c.r[i].norm_len) continue;
+        scratch *sc = &c.sc[0];
+        if (!split_words(c.r[i].norm, c.r[i].norm_len, &sc->wb) || !row_keys(&sc->wb, &sc->ub, &sc->bb, NULL)) {
+            s = la_error(LA_ENOMEM, "grades: out of memory reading the words of row %zu", i);
+            break;
+        }
+        for (size_t k = 0; k < sc->ub.n; k++) df_insert(&c.df, sc->ub.v[k]);
+        for (size_t k = 0; k < sc->bb.n; k++) df_insert(&c.df, sc->bb.v[k]);
+    }
+    /* 2. document frequencies over every row; 3. the links */
+    if (s == LA_OK && c.df.e) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
+    if (s == LA_OK && c.df.e) s = la_parallel_for(nt, pairs->n, 64, grade_links, &c);
+    if (s == LA_OK) {
+        for (size_t k = 0; k < pairs->n; k++) {
+            const la_pair *q = &pairs->v[k];
+            if (!(q->kinds & CONTENT_KINDS)) continue;
+            st.graded++;
+            st.by_grade[q->grade & 3]++;
+        }
+        st.template_numbers = atomic_load(&c.template_numbers);
+        st.rows_counted = atomic_load(&c.rows_counted);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (stats) *stats = st;
+    }
+    if (c.sc)
+        for (int i = 0; i < nt; i++) scratch_free(&c.sc[i]);
+    free(c.sc);
+    free(c.df.e);
+    free(held);
+    return s;
+}

@@ -1,0 +1,54 @@
+/*
+ * grade.h - grades for content links (exact, near, semantic): copy, near or related.
+ *
+ * A link is graded on how much of the held-out row's distinctive content the other row carries.
+ * Word pairs and words are weighted by rarity: a word pair that r other rows (besides the two
+ * linked ones) also contain weighs 1 / (1 + r / k), so a frame shared by hundreds of rows counts
+ * little and what only the two rows share counts fully. Numbers are the slots of templated items:
+ * when most of the held-out row's numbers are missing while its words survive, or the other row
+ * states other numbers in the same words around them, the two are instances of one template and
+ * the link is `related` whatever its other scores. The rules and the numbers behind them are in
+ * docs/grades.md.
+ *
+ * Not for: finding links (the tiers do), deciding outcomes or gating (audit/ does, from the grade).
+ */
+#ifndef LA_GRADE_H
+#define LA_GRADE_H
+
+#include <stddef.h>
+
+#include "leakaudit.h"
+
+typedef struct la_grade_params {
+    double copy_share;        /* weighted word-pair containment for copy (0.9) */
+    double near_share;        /* weighted word-pair containment for near (0.45) */
+    double near_words;        /* or: weighted word containment (0.70) with every number kept ... */
+    double near_words_pairs;  /* ... and at least this weighted word-pair containment (0.25) */
+    double rarity_k;          /* k of the rarity weight 1 / (1 + r / k) (2) */
+    double numbers_alpha;     /* binomial tail below which missing numbers mark a template (0.05) */
+    double changed_share;     /* share of held-out numbers restated differently that marks one (0.2) */
+    double copy_cosine;       /* model embeddings: cosine for copy (0.97) */
+    int semantic_lexical;     /* semantic links come from the lexical embedding: grade them on wording */
+    int threads;              /* worker threads; 0 = online CPUs */
+} la_grade_params;
+
+/* The defaults documented in docs/grades.md. */
+void la_grade_params_default(la_grade_params *p /* OUT */);
+
+typedef struct la_grade_stats {
+    size_t graded;            /* content links graded */
+    size_t by_grade[4];       /* indexed by la_grade */
+    size_t template_numbers;  /* links held at related because their numbers differ */
+    size_t rows_counted;      /* rows whose words entered the rarity counts */
+    double seconds;
+} la_grade_stats;
+
+/* Grade every link of `pairs` that has content evidence (exact, near or semantic): fills grade,
+ * wcontainment, wwords and the nums_* fields. Exact links are copies. Links with only family or
+ * time evidence keep LA_GRADE_NONE. Rarity counts run over every row of t with normalized text.
+ * The result does not depend on p->threads or on the order of `pairs`.
+ * Returns LA_ENOMEM, or LA_EINVAL for bad parameters; on failure grades may be partly filled. */
+la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *pairs,
+                         la_grade_stats *stats /* OUT, may be NULL */);
+
+#endif /* LA_GRADE_H */

@@ -1,0 +1,25 @@
+/*
+ * parallel.h - a parallel loop over [0, total) in chunks, for the index stages that have no device
+ * twin: workers take chunks in turn and write per-item results to fixed slots, so what a stage
+ * computes does not depend on the thread count. Not for: work that must run in order.
+ */
+#ifndef LA_PARALLEL_H
+#define LA_PARALLEL_H
+
+#include <stddef.h>
+
+#include "leakaudit.h"
+
+/* fn(ctx, worker, begin, end) handles items [begin, end); worker is 0..nthreads-1 and indexes the
+ * caller's per-worker scratch. A worker returns LA_OK or a failure, which stops the loop. */
+typedef la_status (*la_parallel_fn)(void *ctx, int worker, size_t begin, size_t end);
+
+/* Run fn over [0, total) in chunks of `chunk` items on up to nthreads threads (the caller's thread
+ * among them). Returns the first failure, LA_EINTERNAL when no thread could start (never: the
+ * caller's thread always runs), or LA_OK. */
+la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx);
+
+/* Threads to use for a request of n (0: the online CPUs), at least 1 and at most 256. */
+int la_parallel_threads(int n);
+
+#endif /* LA_PARALLEL_H */
