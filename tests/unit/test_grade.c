@@ -1,0 +1,197 @@
+/* test_grade.c - grades of content links on small tables: a frame shared by many rows weighs
+ * little (the same pair is near alone and related among many siblings of its frame), numbers that
+ * differ mark template instances, number words match digits, exact links are copies, family links
+ * stay ungraded, and the grades do not depend on the thread count. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grade.h"
+
+typedef struct fixture {
+    la_table *t;
+    uint32_t dev, test;
+} fixture;
+
+static uint32_t add(fixture *f, uint32_t part, const char *id, const char *norm)
+{
+    la_row r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(la_table_strdup(f->t, id, strlen(id), &r.id), LA_OK);
+    assert_int_equal(la_table_strdup(f->t, norm, strlen(norm), &r.norm), LA_OK);
+    r.norm_len = strlen(norm);
+    r.text = r.norm;
+    r.part = part;
+    r.date = LA_NO_DATE;
+    size_t i;
+    assert_int_equal(la_table_append(f->t, &r, &i), LA_OK);
+    return (uint32_t)i;
+}
+
+static void setup(fixture *f)
+{
+    assert_int_equal(la_table_new(&f->t), LA_OK);
+    assert_int_equal(la_table_part(f->t, "dev", &f->dev), LA_OK);
+    assert_int_equal(la_table_part(f->t, "test", &f->test), LA_OK);
+}
+
+static la_pair graded(fixture *f, uint32_t a, uint32_t b, uint32_t kinds, int threads)
+{
+    la_pairs ps = {0};
+    la_pair p = la_pair_make(a, b, kinds);
+    assert_int_equal(la_pairs_push(&ps, &p), LA_OK);
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    gp.threads = threads;
+    la_grade_stats st;
+    assert_int_equal(la_grade_pairs(f->t, &gp, &ps, &st), LA_OK);
+    la_pair out = ps.v[0];
+    la_pairs_free(&ps);
+    return out;
+}
+
+static const char *k_seen = "the blue kettle of the old mill whistles loudly when the miller brews strong tea at dawn";
+static const char *k_held = "the blue kettle of the old mill whistles softly when the miller brews green tea at dusk";
+
+/* Alone, the two rows share distinctive wording: near. */
+static void test_rare_shared_wording_is_near(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t a = add(&f, f.dev, "a", k_seen), b = add(&f, f.test, "b", k_held);
+    la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
+    assert_int_equal(p.grade, LA_GRADE_NEAR);
+    assert_true(p.wcontainment > 0.45f && p.wcontainment < 0.9f);
+    la_table_free(f.t);
+}
+
+/* The same two rows among 60 others of the same frame: what they share is the frame, which
+ * weighs little, so the link is only related. */
+static void test_frame_shared_by_many_is_related(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t a = add(&f, f.dev, "a", k_seen), b = add(&f, f.test, "b", k_held);
+    static const char *adverb[] = {"gently", "sharply", "sweetly", "faintly", "wildly", "brightly"};
+    static const char *drink[] = {"cocoa", "coffee", "broth", "cider", "milk", "punch", "soup", "juice", "wine", "mead"};
+    char buf[256], id[16];
+    for (int i = 0; i < 60; i++) {
+        snprintf(buf, sizeof buf, "the blue kettle of the old mill whistles %s when the miller brews %s %s at noon%d",
+                 adverb[i % 6], drink[i % 10], drink[(i / 10) % 10], i);
+        snprintf(id, sizeof id, "s%d", i);
+        add(&f, i % 2 ? f.dev : f.test, id, buf);
+    }
+    la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
+    assert_int_equal(p.grade, LA_GRADE_RELATED);
+    assert_true(p.wcontainment < 0.45f);
+    la_table_free(f.t);
+}
+
+/* Numbers are the slots of templated items: the same words with other numbers is another instance. */
+static void test_other_numbers_are_related(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t a = add(&f, f.dev, "a", "a train travels 270 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 180 miles");
+    uint32_t b = add(&f, f.test, "b", "a plane travels 1200 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 2000 miles");
+    la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
+    assert_int_equal(p.grade, LA_GRADE_RELATED);
+    assert_int_equal(p.nums_held, 3);
+    assert_int_equal(p.nums_shared, 1);
+    assert_int_equal(p.nums_changed, 2);
+    /* the same question with its numbers kept and a word changed is a near copy */
+    uint32_t c = add(&f, f.dev, "c", "a plane flies 1200 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 2000 miles");
+    p = graded(&f, c, b, LA_KIND_NEAR, 1);
+    assert_true(p.grade >= LA_GRADE_NEAR);
+    assert_int_equal(p.nums_shared, 3);
+    la_table_free(f.t);
+}
+
+/* "three" matches "3"; digits inside words ("b12") are numbers too. */
+static void test_number_words_match_digits(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t a = add(&f, f.dev, "a", "sam packs 3 boxes of twelve pens and mails them to room b12 before lunch on friday");
+    uint32_t b = add(&f, f.test, "b", "sam packs three boxes of 12 pens and mails them to room b12 before lunch on friday");
+    la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
+    assert_int_equal(p.nums_held, 3);
+    assert_int_equal(p.nums_shared, 3);
+    assert_true(p.grade >= LA_GRADE_NEAR);
+    la_table_free(f.t);
+}
+
+/* Exact links are copies whatever the scores; family links are not graded. */
+static void test_exact_copy_family_ungraded(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t a = add(&f, f.dev, "a", "one two three"), b = add(&f, f.test, "b", "one two three");
+    assert_int_equal(graded(&f, a, b, LA_KIND_EXACT, 1).grade, LA_GRADE_COPY);
+    assert_int_equal(graded(&f, a, b, LA_KIND_FAMILY, 1).grade, LA_GRADE_NONE);
+    la_table_free(f.t);
+}
+
+/* Many links over many rows: identical fields for 1, 2 and 8 threads. */
+static void test_threads_do_not_change_grades(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    char buf[256], id[16];
+    for (int i = 0; i < 400; i++) {
+        snprintf(buf, sizeof buf, "row %d says the %s of item %d costs %d coins and weighs %d grams", i % 37,
+                 i % 3 ? "price" : "cost", i % 50, (i * 7) % 90, (i * 13) % 70);
+        snprintf(id, sizeof id, "r%d", i);
+        add(&f, i % 4 ? f.dev : f.test, id, buf);
+    }
+    la_pairs base = {0};
+    for (uint32_t b = 0; b < 400; b += 4)
+        for (uint32_t a = 1; a < 400; a += 9) {
+            la_pair p = la_pair_make(a, b, LA_KIND_NEAR);
+            assert_int_equal(la_pairs_push(&base, &p), LA_OK);
+        }
+    la_pairs runs[3];
+    int threads[3] = {1, 2, 8};
+    for (int k = 0; k < 3; k++) {
+        runs[k].n = runs[k].cap = base.n;
+        runs[k].v = malloc(base.n * sizeof *base.v);
+        memcpy(runs[k].v, base.v, base.n * sizeof *base.v);
+        la_grade_params gp;
+        la_grade_params_default(&gp);
+        gp.threads = threads[k];
+        assert_int_equal(la_grade_pairs(f.t, &gp, &runs[k], NULL), LA_OK);
+    }
+    size_t differ = 0, related = 0;
+    for (size_t i = 0; i < base.n; i++) {
+        related += runs[0].v[i].grade == LA_GRADE_RELATED;
+        for (int k = 1; k < 3; k++)
+            differ += runs[k].v[i].grade != runs[0].v[i].grade || runs[k].v[i].wcontainment != runs[0].v[i].wcontainment;
+    }
+    assert_int_equal(differ, 0);
+    assert_true(related > 0 && related < base.n);
+    for (int k = 0; k < 3; k++) la_pairs_free(&runs[k]);
+    la_pairs_free(&base);
+    la_table_free(f.t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rare_shared_wording_is_near),     cmocka_unit_test(test_frame_shared_by_many_is_related),
+        cmocka_unit_test(test_other_numbers_are_related),       cmocka_unit_test(test_number_words_match_digits),
+        cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
