@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Link grades on real data: GSM8K train vs test (a clean pair of splits whose template siblings must
+# not fail the gate), GSM8K with planted edited and quoted copies, and the templated sets
+# (make_sets.py). Usage: bench/grades/run.sh SHARED_DATA_DIR [BUILD_DIR] [WORK_DIR]
+set -euo pipefail
+data=${1:?usage: run.sh SHARED_DATA_DIR [BUILD_DIR] [WORK_DIR]}
+build=${2:-build}
+work=${3:-$(mktemp -d)}
+la="$build/leakaudit"
+here=$(dirname "$0")
+python3 "$here/make_sets.py" "$data" "$work"
+
+echo "== GSM8K train vs test, by question, default settings"
+set +e
+"$la" audit --dev "$data/gsm8k/train.jsonl" --test "$data/gsm8k/test.jsonl" --text-field question --out "$work/gsm8k" --quiet
+echo "exit $?"
+set -e
+python3 - "$work/gsm8k/pairs.jsonl" <<'PY'
+import json, sys
+from collections import Counter
+p = [json.loads(l) for l in open(sys.argv[1])]
+print("links", len(p), "grades", dict(Counter(x["grade"] for x in p)), "gating", sum(x["gates"] for x in p))
+PY
+for set_ in gsm8k_planted templated; do
+    echo "== $set_"
+    set +e
+    "$la" audit --dev "$work/${set_}_dev.jsonl" --test "$work/${set_}_test.jsonl" --out "$work/$set_" --quiet
+    rc=$?
+    set -e
+    [ "$rc" -le 1 ] || exit "$rc"
+    python3 "$here/score.py" "$work/${set_}_truth.jsonl" "$work/$set_/pairs.jsonl"
+done
