@@ -92,19 +92,31 @@ la_status la_report_html(const la_report *r, la_buf *b)
     la_buf_puts(b, k_style);
     la_buf_puts(b, "</style></head><body>\n<h1>leakaudit report</h1>\n");
     if (r->leaks)
-        la_buf_printf(b, "<p class=\"bad\"><b>Leaks found</b> across the <code>%s</code> boundary: %zu linked pairs in %zu "
-                         "clusters, %zu rows dated on the wrong side of the cutoff. Exit code %d.</p>\n",
-                      held, r->pairs->n, r->audit->nclusters, r->audit->ntime, r->exit_code);
+        la_buf_printf(b, "<p class=\"bad\"><b>Leaks found</b> across the <code>%s</code> boundary: %zu linked pairs that "
+                         "fail the gate in %zu clusters, %zu rows dated on the wrong side of the cutoff. Exit code %d.</p>\n",
+                      held, la_report_gating_pairs(r), r->audit->nclusters, r->audit->ntime, r->exit_code);
     else
         la_buf_printf(b, "<p class=\"good\"><b>No leaks found</b> across the <code>%s</code> boundary. Exit code %d.</p>\n",
                       held, r->exit_code);
 
-    la_buf_puts(b, "<h2>Evidence</h2><table><tr><th>kind</th><th>pairs</th><th>gates the exit code</th></tr>\n");
+    la_buf_printf(b, "<p>%zu of %zu <code>%s</code> rows were compared by their text against the other partitions.</p>\n",
+                  r->heldout_compared, s.before, held);
+    la_buf_puts(b, "<h2>Evidence</h2><table><tr><th>kind</th><th>pairs</th><th>copy</th><th>near</th><th>related</th>"
+                   "<th>gates the exit code</th></tr>\n");
     for (int k = 0; k < LA_KIND_COUNT; k++) {
         uint32_t bit = 1u << k;
         size_t c = bit == LA_KIND_TIME ? r->audit->ntime : la_report_kind_count(r, bit);
-        la_buf_printf(b, "<tr><td>%s%s</td><td class=\"n\">%zu</td><td>%s</td></tr>\n", la_kind_name(bit),
-                      bit == LA_KIND_TIME ? " (rows)" : "", c, (r->fail_on & bit) ? "yes" : "no");
+        la_buf_printf(b, "<tr><td>%s%s</td><td class=\"n\">%zu</td>", la_kind_name(bit), bit == LA_KIND_TIME ? " (rows)" : "", c);
+        if (bit & (LA_KIND_FAMILY | LA_KIND_TIME)) la_buf_puts(b, "<td></td><td></td><td></td>");
+        else
+            for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
+                la_buf_printf(b, "<td class=\"n\">%zu</td>", la_report_grade_count(r, bit, g));
+        const char *gate = !r->gate ? ((r->fail_on & bit) ? "yes" : "no")
+                           : !r->gate->min_grade[k] ? "no"
+                           : (bit & (LA_KIND_FAMILY | LA_KIND_TIME)) ? "yes"
+                           : r->gate->min_grade[k] == LA_GRADE_COPY ? "copy"
+                           : r->gate->min_grade[k] == LA_GRADE_NEAR ? "copy, near" : "every grade";
+        la_buf_printf(b, "<td>%s</td></tr>\n", gate);
     }
     la_buf_printf(b, "</table><p class=\"muted\">Within partitions: %zu later duplicates, %zu label conflicts.</p>\n",
                   r->ndup, r->nconflicts);
@@ -154,16 +166,17 @@ la_status la_report_html(const la_report *r, la_buf *b)
     if (r->pairs->n) {
         size_t top = r->pairs->n < 25 ? r->pairs->n : 25;
         la_buf_printf(b, "<h2>Top leaks</h2><p class=\"muted\">%zu of %zu pairs; all are in pairs.jsonl.</p>\n"
-                         "<table><tr><th>kinds</th><th>scores</th><th>seen row</th><th>held-out row</th></tr>\n",
+                         "<table><tr><th>grade</th><th>kinds</th><th>scores</th><th>seen row</th><th>held-out row</th></tr>\n",
                       top, r->pairs->n);
         for (size_t k = 0; k < top; k++) {
             const la_pair *p = &r->pairs->v[idx[k]];
-            la_buf_puts(b, "<tr><td>");
+            la_buf_printf(b, "<tr><td>%s</td><td>", la_grade_name(p->grade) ? la_grade_name(p->grade) : "");
             la_report_kinds_text(b, p->kinds, ", ");
             la_buf_puts(b, "</td><td class=\"n\">");
             if (!isnan(p->jaccard)) la_buf_printf(b, "J %.2f<br>", p->jaccard);
             if (!isnan(p->containment)) la_buf_printf(b, "C %.2f<br>", p->containment);
-            if (!isnan(p->cosine)) la_buf_printf(b, "cos %.3f", p->cosine);
+            if (!isnan(p->cosine)) la_buf_printf(b, "cos %.3f<br>", p->cosine);
+            if (!isnan(p->wcontainment)) la_buf_printf(b, "wC %.2f", p->wcontainment);
             la_buf_puts(b, "</td><td class=\"txt\"><b>");
             html_text(b, rows[p->a].id, 80);
             la_buf_puts(b, "</b> (");
@@ -176,7 +189,10 @@ la_status la_report_html(const la_report *r, la_buf *b)
             html_text(b, rows[p->b].text, 300);
             la_buf_puts(b, "</td></tr>\n");
         }
-        la_buf_puts(b, "</table>\n");
+        la_buf_puts(b, "</table>\n<p class=\"muted\">J: Jaccard of the word-pair sets; C: share of the shorter text's word "
+                       "pairs in the other; cos: cosine of the embeddings; wC: rarity-weighted share of the held-out row's "
+                       "word pairs in the seen row, which sets the grade (copy, near, related: docs/grades.md). Related "
+                       "links come last and do not fail the run.</p>\n");
     }
     if (r->audit->nsuspects) {
         la_buf_printf(b, "<h2>Suspect clusters</h2><p class=\"warn\">%zu clusters have more than %zu rows, which usually "

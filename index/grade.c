@@ -34,7 +34,7 @@ void la_grade_params_default(la_grade_params *p)
     p->near_share = 0.45;
     p->near_words = 0.70;
     p->near_words_pairs = 0.25;
-    p->rarity_k = 2.0;
+    p->rarity_k = 4.0;
     p->numbers_alpha = 0.05;
     p->changed_share = 0.2;
     p->copy_cosine = 0.97;
@@ -225,10 +225,20 @@ static void df_insert(df_table *t, uint64_t k)
 
 /* ---- the stages -------------------------------------------------------------------------------- */
 
+enum { ROLE_SEEN = 1, ROLE_HELD = 2 };
+
+/* What grading keeps of one linked row: its sorted keys; for a held-out row also its words in
+ * order and the weights of its keys, for a seen row the contexts of its numbers. */
+typedef struct row_set {
+    words w;                 /* held-out role: the word sequence */
+    u64v uni, bi, ctx;
+    float *wu_shared, *wu_alone, *wb_shared, *wb_alone; /* held-out role: weights per key */
+    size_t uni_words, uni_nums;                         /* held-out role: distinct words, numbers */
+} row_set;
+
 typedef struct scratch {
-    words wa, wb;
-    u64v ua, ba, ca, ub, bb, hits;
-    uint32_t cached_b;
+    words w;
+    u64v uni, bi, hits;
 } scratch;
 
 typedef struct grade_ctx {
@@ -238,22 +248,50 @@ typedef struct grade_ctx {
     la_pairs *pairs;
     df_table df;
     scratch *sc;
+    unsigned char *role;     /* per table row */
+    uint32_t *slot;          /* per table row: index into sets, or UINT32_MAX */
+    uint32_t *linked;        /* the linked rows, by index */
+    size_t nlinked;
+    row_set *sets;
     _Atomic size_t rows_counted;
     _Atomic size_t template_numbers;
 } grade_ctx;
 
-static void scratch_free(scratch *s)
+static void words_free(words *w)
 {
-    free(s->wa.h.v);
-    free(s->wa.num);
-    free(s->wb.h.v);
-    free(s->wb.num);
-    free(s->ua.v);
-    free(s->ba.v);
-    free(s->ca.v);
-    free(s->ub.v);
-    free(s->bb.v);
-    free(s->hits.v);
+    free(w->h.v);
+    free(w->num);
+}
+
+static void row_set_free(row_set *x)
+{
+    words_free(&x->w);
+    free(x->uni.v);
+    free(x->bi.v);
+    free(x->ctx.v);
+    free(x->wu_shared);
+    free(x->wu_alone);
+    free(x->wb_shared);
+    free(x->wb_alone);
+}
+
+static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    scratch *s = &c->sc[worker];
+    for (size_t k = begin; k < end; k++) {
+        uint32_t i = c->linked[k];
+        const la_row *r = &c->r[i];
+        row_set *x = &c->sets[k];
+        if (!r->norm || !r->norm_len) continue;
+        int held = c->role[i] & ROLE_HELD;
+        words *w = held ? &x->w : &s->w;
+        if (!split_words(r->norm, r->norm_len, w) || !row_keys(w, &x->uni, &x->bi, (c->role[i] & ROLE_SEEN) ? &x->ctx : NULL))
+            return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
+        for (size_t q = 0; q < x->uni.n; q++) x->uni_nums += x->uni.v[q] & 1u;
+        x->uni_words = x->uni.n - x->uni_nums;
+    }
+    return LA_OK;
 }
 
 static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
@@ -263,16 +301,21 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
     for (size_t i = begin; i < end; i++) {
         const la_row *r = &c->r[i];
         if (!r->norm || !r->norm_len) continue;
-        if (!split_words(r->norm, r->norm_len, &s->wa) || !row_keys(&s->wa, &s->ua, &s->ba, NULL))
+        const u64v *uni = &s->uni, *bi = &s->bi;
+        if (c->slot[i] != UINT32_MAX) {
+            uni = &c->sets[c->slot[i]].uni;
+            bi = &c->sets[c->slot[i]].bi;
+        } else if (!split_words(r->norm, r->norm_len, &s->w) || !row_keys(&s->w, &s->uni, &s->bi, NULL)) {
             return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %zu", i);
+        }
         s->hits.n = 0;
-        if (!u64v_reserve(&s->hits, s->ua.n + s->ba.n)) return la_error(LA_ENOMEM, "grades: out of memory counting rows");
-        for (size_t k = 0; k < s->ua.n; k++) {
-            size_t at = df_find(&c->df, s->ua.v[k]);
+        if (!u64v_reserve(&s->hits, uni->n + bi->n)) return la_error(LA_ENOMEM, "grades: out of memory counting rows");
+        for (size_t k = 0; k < uni->n; k++) {
+            size_t at = df_find(&c->df, uni->v[k]);
             if (at != SIZE_MAX) s->hits.v[s->hits.n++] = at;
         }
-        for (size_t k = 0; k < s->ba.n; k++) {
-            size_t at = df_find(&c->df, s->ba.v[k]);
+        for (size_t k = 0; k < bi->n; k++) {
+            size_t at = df_find(&c->df, bi->v[k]);
             if (at != SIZE_MAX) s->hits.v[s->hits.n++] = at;
         }
         /* keys are distinct within a row, so each slot is hit once per row */
@@ -282,14 +325,61 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
     return LA_OK;
 }
 
-/* Weight of a key of the held-out row: documents other than the two linked rows that contain it. */
-static double weight(const grade_ctx *c, uint64_t key, int shared)
+/* Weight of a key of the held-out row that `others` rows besides the two linked ones contain. */
+static float weight_of(const grade_ctx *c, double others)
 {
-    size_t at = df_find(&c->df, key);
-    uint32_t df = at == SIZE_MAX ? 1 : atomic_load_explicit(&c->df.e[at].count, memory_order_relaxed);
-    double others = (double)df - (shared ? 2.0 : 1.0);
     if (others < 0) others = 0;
-    return 1.0 / (1.0 + others / c->p.rarity_k);
+    return (float)(1.0 / (1.0 + others / c->p.rarity_k));
+}
+
+static int fill_weights(const grade_ctx *c, const u64v *keys, float **shared, float **alone)
+{
+    *shared = malloc((keys->n ? keys->n : 1) * sizeof **shared);
+    *alone = malloc((keys->n ? keys->n : 1) * sizeof **alone);
+    if (!*shared || !*alone) return 0;
+    for (size_t k = 0; k < keys->n; k++) {
+        size_t at = df_find(&c->df, keys->v[k]);
+        double df = at == SIZE_MAX ? 1.0 : (double)atomic_load_explicit(&c->df.e[at].count, memory_order_relaxed);
+        (*shared)[k] = weight_of(c, df - 2.0);
+        (*alone)[k] = weight_of(c, df - 1.0);
+    }
+    return 1;
+}
+
+static la_status weigh_sets(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    (void)worker;
+    for (size_t k = begin; k < end; k++) {
+        row_set *x = &c->sets[k];
+        if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
+        if (!fill_weights(c, &x->uni, &x->wu_shared, &x->wu_alone) || !fill_weights(c, &x->bi, &x->wb_shared, &x->wb_alone))
+            return la_error(LA_ENOMEM, "grades: out of memory weighing row %u", c->linked[k]);
+    }
+    return LA_OK;
+}
+
+/* Weighted share of b's keys that a also has (both sorted): sum of shared weights over all. Also
+ * counts, through *nshared_nums and *nshared_words, the shared keys by their number bit. */
+static double weighted_share(const u64v *b, const float *ws, const float *wa, const u64v *a, size_t *nshared_nums,
+                             size_t *nshared_words)
+{
+    double in = 0, all = 0;
+    size_t j = 0;
+    for (size_t k = 0; k < b->n; k++) {
+        uint64_t key = b->v[k];
+        while (j < a->n && a->v[j] < key) j++;
+        int sh = j < a->n && a->v[j] == key;
+        all += sh ? ws[k] : wa[k];
+        if (sh) {
+            in += ws[k];
+            if (nshared_nums) {
+                if (key & 1u) (*nshared_nums)++;
+                else (*nshared_words)++;
+            }
+        }
+    }
+    return all > 0 ? in / all : 0;
 }
 
 /* P(X <= x) for X ~ Binomial(n, p). */
@@ -305,44 +395,25 @@ static double binom_cdf(unsigned x, unsigned n, double p)
 
 static uint8_t cap255(size_t v) { return (uint8_t)(v > 255 ? 255 : v); }
 
-/* The features and grade of one link; the held-out row's words are in s->wb / ub / bb. */
-static void grade_one(grade_ctx *c, scratch *s, la_pair *q)
+/* The features and grade of one link. */
+static void grade_one(grade_ctx *c, la_pair *q)
 {
-    const la_row *a = &c->r[q->a];
-    int have_a = a->norm && a->norm_len && s->wb.h.n;
-    if (have_a) {
-        if (!split_words(a->norm, a->norm_len, &s->wa) || !row_keys(&s->wa, &s->ua, &s->ba, &s->ca)) {
-            have_a = -1;
-        }
-    }
+    const row_set *A = &c->sets[c->slot[q->a]], *B = &c->sets[c->slot[q->b]];
     int grade = LA_GRADE_RELATED, templ = 0;
-    if (have_a == 1) {
-        double wi = 0, wt = 0;
-        for (size_t k = 0; k < s->bb.n; k++) {
-            int sh = has_key(&s->ba, s->bb.v[k]);
-            double w = weight(c, s->bb.v[k], sh);
-            wt += w;
-            if (sh) wi += w;
-        }
-        double ui = 0, ut = 0;
-        size_t nb = 0, ns = 0, nwords = 0, kept = 0;
-        for (size_t k = 0; k < s->ub.n; k++) {
-            uint64_t key = s->ub.v[k];
-            int sh = has_key(&s->ua, key);
-            double w = weight(c, key, sh);
-            ut += w;
-            if (sh) ui += w;
-            if (key & 1u) nb++, ns += (size_t)sh;
-            else nwords++, kept += (size_t)sh;
-        }
+    if (A->uni.n && B->uni.n) {
+        size_t ns = 0, kept = 0;
+        double wc = weighted_share(&B->bi, B->wb_shared, B->wb_alone, &A->bi, NULL, NULL);
+        double ww = weighted_share(&B->uni, B->wu_shared, B->wu_alone, &A->uni, &ns, &kept);
+        size_t nb = B->uni_nums, nwords = B->uni_words;
         /* held-out numbers absent from a, where a states a number of its own between the same two words */
         size_t changed = 0;
-        for (size_t i = 1; i + 1 < s->wb.h.n; i++) {
-            if (!s->wb.num[i] || has_key(&s->ua, uni_key(s->wb.h.v[i], 1))) continue;
-            changed += (size_t)restated(&s->ca, &s->ub, ctx_key(s->wb.h.v[i - 1], s->wb.h.v[i + 1]));
+        const words *w = &B->w;
+        for (size_t i = 1; i + 1 < w->h.n; i++) {
+            if (!w->num[i] || has_key(&A->uni, uni_key(w->h.v[i], 1))) continue;
+            changed += (size_t)restated(&A->ctx, &B->uni, ctx_key(w->h.v[i - 1], w->h.v[i + 1]));
         }
-        q->wcontainment = (float)(wt > 0 ? wi / wt : 0);
-        q->wwords = (float)(ut > 0 ? ui / ut : 0);
+        q->wcontainment = (float)wc;
+        q->wwords = (float)ww;
         q->nums_held = cap255(nb);
         q->nums_shared = cap255(ns);
         q->nums_changed = cap255(changed);
@@ -350,7 +421,6 @@ static void grade_one(grade_ctx *c, scratch *s, la_pair *q)
         double ps = kept_share < 0.5 ? 0.5 : kept_share > 0.98 ? 0.98 : kept_share;
         if (nb >= 2 && 2 * ns < nb && binom_cdf((unsigned)ns, (unsigned)nb, ps) < c->p.numbers_alpha) templ = 1;
         if (changed >= 1 && (double)changed >= c->p.changed_share * (double)nb) templ = 1;
-        double wc = q->wcontainment, ww = q->wwords;
         /* the words clause catches heavily edited copies whose word pairs broke; it needs every number */
         if (wc >= c->p.near_share || (ww >= c->p.near_words && wc >= c->p.near_words_pairs && ns == nb)) grade = LA_GRADE_NEAR;
         if (wc >= c->p.copy_share) grade = LA_GRADE_COPY;
@@ -370,21 +440,9 @@ static void grade_one(grade_ctx *c, scratch *s, la_pair *q)
 static la_status grade_links(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
-    scratch *s = &c->sc[worker];
-    s->cached_b = UINT32_MAX;
-    for (size_t k = begin; k < end; k++) {
-        la_pair *q = &c->pairs->v[k];
-        if (!(q->kinds & CONTENT_KINDS)) continue;
-        if (q->b != s->cached_b) {
-            const la_row *b = &c->r[q->b];
-            s->wb.h.n = 0;
-            if (b->norm && b->norm_len &&
-                (!split_words(b->norm, b->norm_len, &s->wb) || !row_keys(&s->wb, &s->ub, &s->bb, NULL)))
-                return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", q->b);
-            s->cached_b = q->b;
-        }
-        grade_one(c, s, q);
-    }
+    (void)worker;
+    for (size_t k = begin; k < end; k++)
+        if (c->pairs->v[k].kinds & CONTENT_KINDS) grade_one(c, &c->pairs->v[k]);
     return LA_OK;
 }
 
@@ -395,6 +453,49 @@ static la_status check_params(const la_grade_params *p)
         return la_error(LA_EINVAL, "grades: expected 0 <= near share (%g) <= copy share (%g) <= 1", p->near_share, p->copy_share);
     if (!(p->numbers_alpha >= 0 && p->numbers_alpha < 1))
         return la_error(LA_EINVAL, "grades: numbers alpha %g: expected a value in [0, 1)", p->numbers_alpha);
+    return LA_OK;
+}
+
+/* Roles and slots of the linked rows, and the table of the held-out rows' keys. */
+static la_status prepare(grade_ctx *c, int nt)
+{
+    size_t n = la_table_nrows(c->t);
+    c->role = calloc(n ? n : 1, 1);
+    c->slot = malloc((n ? n : 1) * sizeof *c->slot);
+    c->sc = calloc((size_t)nt, sizeof *c->sc);
+    if (!c->role || !c->slot || !c->sc) return la_error(LA_ENOMEM, "grades: out of memory for %zu rows", n);
+    for (size_t k = 0; k < c->pairs->n; k++) {
+        const la_pair *q = &c->pairs->v[k];
+        if (!(q->kinds & CONTENT_KINDS)) continue;
+        c->role[q->a] |= ROLE_SEEN;
+        c->role[q->b] |= ROLE_HELD;
+    }
+    for (size_t i = 0; i < n; i++) c->nlinked += c->role[i] != 0;
+    c->linked = malloc((c->nlinked ? c->nlinked : 1) * sizeof *c->linked);
+    c->sets = calloc(c->nlinked ? c->nlinked : 1, sizeof *c->sets);
+    if (!c->linked || !c->sets) return la_error(LA_ENOMEM, "grades: out of memory for %zu linked rows", c->nlinked);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        c->slot[i] = c->role[i] ? (uint32_t)m : UINT32_MAX;
+        if (c->role[i]) c->linked[m++] = (uint32_t)i;
+    }
+    LA_TRY(la_parallel_for(nt, c->nlinked, 16, build_sets, c));
+    size_t nkeys = 0;
+    for (size_t k = 0; k < c->nlinked; k++)
+        if (c->role[c->linked[k]] & ROLE_HELD) nkeys += c->sets[k].uni.n + c->sets[k].bi.n;
+    size_t cap = 64;
+    while (cap < 2 * nkeys) {
+        if (cap > SIZE_MAX / 4 / sizeof(df_entry)) return la_error(LA_ENOMEM, "grades: too many words to count");
+        cap *= 2;
+    }
+    c->df.e = calloc(cap, sizeof *c->df.e);
+    c->df.mask = cap - 1;
+    if (!c->df.e) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    for (size_t k = 0; k < c->nlinked; k++) {
+        if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
+        for (size_t q = 0; q < c->sets[k].uni.n; q++) df_insert(&c->df, c->sets[k].uni.v[q]);
+        for (size_t q = 0; q < c->sets[k].bi.n; q++) df_insert(&c->df, c->sets[k].bi.v[q]);
+    }
     return LA_OK;
 }
 
@@ -415,47 +516,14 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     c.p = *p;
     c.pairs = pairs;
     int nt = la_parallel_threads(p->threads);
-    la_status s = LA_OK;
     la_grade_stats st;
     memset(&st, 0, sizeof st);
 
-    /* 1. keys of the held-out rows that grading reads */
-    size_t nkeys = 0;
-    unsigned char *held = calloc(la_table_nrows(t) ? la_table_nrows(t) : 1, 1);
-    c.sc = calloc((size_t)nt, sizeof *c.sc);
-    if (!held || !c.sc) s = la_error(LA_ENOMEM, "grades: out of memory");
-    for (size_t k = 0; k < pairs->n && s == LA_OK; k++) {
-        const la_pair *q = &pairs->v[k];
-        if (!(q->kinds & CONTENT_KINDS) || held[q->b]) continue;
-        held[q->b] = 1;
-        nkeys += 2 * (c.r[q->b].norm_len / 2 + 1);
-    }
-    size_t cap = 64;
-    while (s == LA_OK && cap < 2 * nkeys) {
-        if (cap > SIZE_MAX / 4 / sizeof(df_entry)) {
-            s = la_error(LA_ENOMEM, "grades: too many words to count");
-            break;
-        }
-        cap *= 2;
-    }
-    if (s == LA_OK && pairs->n) {
-        c.df.e = calloc(cap, sizeof *c.df.e);
-        c.df.mask = cap - 1;
-        if (!c.df.e) s = la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
-    }
-    for (size_t i = 0; i < la_table_nrows(t) && s == LA_OK && c.df.e; i++) {
-        if (!held[i] || !c.r[i].norm || !c.r[i].norm_len) continue;
-        scratch *sc = &c.sc[0];
-        if (!split_words(c.r[i].norm, c.r[i].norm_len, &sc->wb) || !row_keys(&sc->wb, &sc->ub, &sc->bb, NULL)) {
-            s = la_error(LA_ENOMEM, "grades: out of memory reading the words of row %zu", i);
-            break;
-        }
-        for (size_t k = 0; k < sc->ub.n; k++) df_insert(&c.df, sc->ub.v[k]);
-        for (size_t k = 0; k < sc->bb.n; k++) df_insert(&c.df, sc->bb.v[k]);
-    }
-    /* 2. document frequencies over every row; 3. the links */
-    if (s == LA_OK && c.df.e) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
-    if (s == LA_OK && c.df.e) s = la_parallel_for(nt, pairs->n, 64, grade_links, &c);
+    /* 1. the linked rows' keys; 2. document frequencies over every row; 3. weights; 4. the links */
+    la_status s = prepare(&c, nt);
+    if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
+    if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, weigh_sets, &c);
+    if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, pairs->n, 64, grade_links, &c);
     if (s == LA_OK) {
         for (size_t k = 0; k < pairs->n; k++) {
             const la_pair *q = &pairs->v[k];
@@ -470,9 +538,19 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
         if (stats) *stats = st;
     }
     if (c.sc)
-        for (int i = 0; i < nt; i++) scratch_free(&c.sc[i]);
+        for (int i = 0; i < nt; i++) {
+            words_free(&c.sc[i].w);
+            free(c.sc[i].uni.v);
+            free(c.sc[i].bi.v);
+            free(c.sc[i].hits.v);
+        }
+    if (c.sets)
+        for (size_t k = 0; k < c.nlinked; k++) row_set_free(&c.sets[k]);
+    free(c.sets);
+    free(c.linked);
+    free(c.slot);
+    free(c.role);
     free(c.sc);
     free(c.df.e);
-    free(held);
     return s;
 }
