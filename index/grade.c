@@ -32,7 +32,7 @@ void la_grade_params_default(la_grade_params *p)
 {
     p->copy_share = 0.9;
     p->near_share = 0.45;
-    p->near_words = 0.70;
+    p->near_words = 0.65;
     p->near_words_pairs = 0.25;
     p->rarity_k = 4.0;
     p->numbers_alpha = 0.05;

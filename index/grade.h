@@ -22,7 +22,7 @@
 typedef struct la_grade_params {
     double copy_share;        /* weighted word-pair containment for copy (0.9) */
     double near_share;        /* weighted word-pair containment for near (0.45) */
-    double near_words;        /* or: weighted word containment (0.70) with every number kept ... */
+    double near_words;        /* or: weighted word containment (0.65) with every number kept ... */
     double near_words_pairs;  /* ... and at least this weighted word-pair containment (0.25) */
     double rarity_k;          /* k of the rarity weight 1 / (1 + r / k) (4) */
     double numbers_alpha;     /* binomial tail below which missing numbers mark a template (0.05) */
