@@ -80,14 +80,19 @@ static const char *const k_number_words[][2] = {
     {"seventy", "70"},   {"eighty", "80"},    {"ninety", "90"},     {"hundred", "100"},  {"thousand", "1000"},
     {"million", "1000000"}};
 
-/* The digits a number word stands for, or NULL. ASCII case is ignored (--normalize none keeps it). */
+/* The digits a number word stands for, or NULL. Number words are matched as the normalized text has
+ * them (case-folded under the default normalization). Most words are rejected by their length and
+ * first letter before any comparison. */
 static const char *number_word(const char *s, size_t n)
 {
     if (n < 3 || n > 9) return NULL;
-    char low[10];
-    for (size_t i = 0; i < n; i++) low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+    switch (s[0]) {
+    case 'z': case 'o': case 't': case 'f': case 's': case 'e': case 'n': case 'h': case 'm': break;
+    default: return NULL;
+    }
     for (size_t i = 0; i < sizeof k_number_words / sizeof k_number_words[0]; i++)
-        if (strlen(k_number_words[i][0]) == n && memcmp(low, k_number_words[i][0], n) == 0) return k_number_words[i][1];
+        if (k_number_words[i][0][0] == s[0] && strlen(k_number_words[i][0]) == n && memcmp(s, k_number_words[i][0], n) == 0)
+            return k_number_words[i][1];
     return NULL;
 }
 
@@ -239,6 +244,9 @@ typedef struct row_set {
 typedef struct scratch {
     words w;
     u64v uni, bi, hits;
+    uint64_t *seen;          /* open-addressing set of slots hit by the current row: slot << 32 | row stamp */
+    size_t seencap;
+    uint32_t stamp;
 } scratch;
 
 typedef struct grade_ctx {
@@ -294,6 +302,22 @@ static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
     return LA_OK;
 }
 
+/* Count one document for every key of the held-out table that row i contains. Keys are probed as
+ * they come (most miss); a small per-thread set stamped with the row makes a key met twice in one
+ * row count once, without sorting. */
+static int first_hit(scratch *s, size_t at)
+{
+    uint64_t tag = (uint64_t)at << 32 | s->stamp;
+    size_t mask = s->seencap - 1;
+    for (size_t i = (size_t)la_mix64(at) & mask;; i = (i + 1) & mask) {
+        if ((uint32_t)s->seen[i] != s->stamp) {
+            s->seen[i] = tag;
+            return 1;
+        }
+        if (s->seen[i] == tag) return 0;
+    }
+}
+
 static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
@@ -301,25 +325,24 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
     for (size_t i = begin; i < end; i++) {
         const la_row *r = &c->r[i];
         if (!r->norm || !r->norm_len) continue;
-        const u64v *uni = &s->uni, *bi = &s->bi;
-        if (c->slot[i] != UINT32_MAX) {
-            uni = &c->sets[c->slot[i]].uni;
-            bi = &c->sets[c->slot[i]].bi;
-        } else if (!split_words(r->norm, r->norm_len, &s->w) || !row_keys(&s->w, &s->uni, &s->bi, NULL)) {
-            return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %zu", i);
+        if (!split_words(r->norm, r->norm_len, &s->w)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
+        const words *w = &s->w;
+        size_t need = 64;
+        while (need < 4 * w->h.n + 4) need *= 2;
+        if (need > s->seencap || ++s->stamp == 0) {
+            free(s->seen);
+            s->seencap = need > s->seencap ? need : s->seencap;
+            s->seen = calloc(s->seencap, sizeof *s->seen);
+            if (!s->seen) return la_error(LA_ENOMEM, "grades: out of memory counting rows");
+            s->stamp = 1;
         }
-        s->hits.n = 0;
-        if (!u64v_reserve(&s->hits, uni->n + bi->n)) return la_error(LA_ENOMEM, "grades: out of memory counting rows");
-        for (size_t k = 0; k < uni->n; k++) {
-            size_t at = df_find(&c->df, uni->v[k]);
-            if (at != SIZE_MAX) s->hits.v[s->hits.n++] = at;
+        for (size_t k = 0; k < w->h.n; k++) {
+            size_t at = df_find(&c->df, uni_key(w->h.v[k], w->num[k]));
+            if (at != SIZE_MAX && first_hit(s, at)) atomic_fetch_add_explicit(&c->df.e[at].count, 1, memory_order_relaxed);
+            if (w->h.n > 1 && k + 1 == w->h.n) continue;
+            at = df_find(&c->df, w->h.n == 1 ? bi_key(w->h.v[0], 0) : bi_key(w->h.v[k], w->h.v[k + 1]));
+            if (at != SIZE_MAX && first_hit(s, at)) atomic_fetch_add_explicit(&c->df.e[at].count, 1, memory_order_relaxed);
         }
-        for (size_t k = 0; k < bi->n; k++) {
-            size_t at = df_find(&c->df, bi->v[k]);
-            if (at != SIZE_MAX) s->hits.v[s->hits.n++] = at;
-        }
-        /* keys are distinct within a row, so each slot is hit once per row */
-        for (size_t k = 0; k < s->hits.n; k++) atomic_fetch_add_explicit(&c->df.e[s->hits.v[k]].count, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);
     }
     return LA_OK;
@@ -483,8 +506,9 @@ static la_status prepare(grade_ctx *c, int nt)
     size_t nkeys = 0;
     for (size_t k = 0; k < c->nlinked; k++)
         if (c->role[c->linked[k]] & ROLE_HELD) nkeys += c->sets[k].uni.n + c->sets[k].bi.n;
+    /* keys repeat across rows, so the table is at most 80 % full even if all of them were distinct */
     size_t cap = 64;
-    while (cap < 2 * nkeys) {
+    while (cap < nkeys + nkeys / 4) {
         if (cap > SIZE_MAX / 4 / sizeof(df_entry)) return la_error(LA_ENOMEM, "grades: too many words to count");
         cap *= 2;
     }
@@ -543,6 +567,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
             free(c.sc[i].uni.v);
             free(c.sc[i].bi.v);
             free(c.sc[i].hits.v);
+            free(c.sc[i].seen);
         }
     if (c.sets)
         for (size_t k = 0; k < c.nlinked; k++) row_set_free(&c.sets[k]);
