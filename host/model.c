@@ -554,9 +554,8 @@ static la_status win_push(winlist *w, const la_model *m, const int32_t *ids, siz
 }
 
 /* The windows of one text (see model.h). */
-static la_status text_windows(const la_model *m, const char *t, size_t n, uint32_t item, winlist *w)
+static la_status text_windows(const la_model *m, const char *t, size_t n, size_t win, uint32_t item, winlist *w)
 {
-    size_t win = la_model_window(m);
     uint32_t *ends = NULL;
     size_t ns = n ? sentence_ends(t, n, &ends) : 0;
     if (n && !ns) return la_error(LA_ENOMEM, "out of memory");
@@ -571,7 +570,7 @@ static la_status text_windows(const la_model *m, const char *t, size_t n, uint32
         s = la_wordpiece_encode(m->wp, t + b, ends[k] - b, &ids, &nids, &cap);
     }
     if (tok_at) tok_at[ns] = nids;
-    if (s == LA_OK && nids <= win) {
+    if (s == LA_OK && nids <= la_model_window(m)) {
         s = win_push(w, m, ids, nids, item, 0, (uint32_t)n);
     } else {
         for (size_t a = 0; a < ns && s == LA_OK;) {
@@ -602,17 +601,27 @@ static la_status text_windows(const la_model *m, const char *t, size_t n, uint32
     return s;
 }
 
-la_status la_model_embed_windows(const la_model *m, const char *const *texts, const size_t *lens, size_t n,
-                                 int threads, float **vec, uint32_t **item, uint32_t **begin, uint32_t **end,
-                                 size_t *nwin)
+size_t la_model_count_tokens(const la_model *m, const char *text, size_t n)
 {
+    int32_t *ids = NULL;
+    size_t nids = 0, cap = 0;
+    if (la_wordpiece_encode(m->wp, text, n, &ids, &nids, &cap) != LA_OK) nids = 0;
+    free(ids);
+    return nids;
+}
+
+la_status la_model_embed_windows(const la_model *m, const char *const *texts, const size_t *lens, size_t n,
+                                 size_t win, int threads, float **vec, uint32_t **item, uint32_t **begin,
+                                 uint32_t **end, size_t *nwin)
+{
+    if (!win || win > la_model_window(m)) win = la_model_window(m);
     *vec = NULL;
     *item = *begin = *end = NULL;
     *nwin = 0;
     winlist w = {0};
     la_status s = LA_OK;
     for (size_t i = 0; i < n && s == LA_OK; i++)
-        s = text_windows(m, texts[i] ? texts[i] : "", texts[i] ? lens[i] : 0, (uint32_t)i, &w);
+        s = text_windows(m, texts[i] ? texts[i] : "", texts[i] ? lens[i] : 0, win, (uint32_t)i, &w);
     float *v = NULL;
     if (s == LA_OK) {
         v = malloc((w.n * m->w.c.hidden + 1) * sizeof *v);

@@ -58,16 +58,21 @@ la_status la_model_tokenize(const la_model *m, const char *text, size_t n, int32
 la_status la_model_embed(const la_model *m, const char *const *texts, const size_t *lens, size_t n, int threads,
                          float *out /* OUT: n x dim */);
 
+/* Word pieces in a text (no [CLS]/[SEP]); 0 on failure. */
+size_t la_model_count_tokens(const la_model *m, const char *text, size_t n);
+
 /*
- * Embed n texts as windows: a text that fits the window gets one vector; a longer one is cut into
- * overlapping windows aligned on sentence ends (each window starts at a sentence start, holds as
- * many whole sentences as fit, and the next window starts at the second sentence of the previous
- * one, so every sentence pair that fits together shares a window; a sentence longer than the window
- * is cut into pieces overlapping by half a window). Returns the vectors (*vec, nwin x dim), each
- * window's text index (*item) and its byte range in the text (*begin, *end); caller frees all four.
+ * Embed n texts as windows: a text that fits the model window gets one vector; a longer one is
+ * cut into overlapping windows of at most `win` word pieces (0 or more than la_model_window: the
+ * model window) aligned on sentence ends: each window starts at a sentence start and holds as many
+ * whole sentences as fit; the next starts at the first sentence past half of the previous one (so
+ * windows overlap by about half); a sentence longer than the window is cut into pieces overlapping
+ * by half a window. Sentences end after . ! ? (and their CJK forms) before a space, and at line
+ * breaks. Returns the vectors (*vec, nwin x dim), each window's text index (*item, ascending) and
+ * its byte range in the text (*begin, *end); caller frees all four.
  */
 la_status la_model_embed_windows(const la_model *m, const char *const *texts, const size_t *lens, size_t n,
-                                 int threads, float **vec /* OUT */, uint32_t **item /* OUT */,
+                                 size_t win, int threads, float **vec /* OUT */, uint32_t **item /* OUT */,
                                  uint32_t **begin /* OUT */, uint32_t **end /* OUT */, size_t *nwin /* OUT */);
 
 #endif /* LA_MODEL_H */

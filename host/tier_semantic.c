@@ -175,6 +175,7 @@ typedef struct embed_run {
     int model;           /* the built-in encoder ran */
     char model_name[256], model_hash[80];
     size_t model_window;
+    size_t win;          /* word pieces per window of a long text */
     char why[700];       /* how the embedding was chosen */
     /* windows (model only): nwin > nrows when some text was longer than the window */
     size_t nwin;
@@ -199,7 +200,14 @@ static int has_text(const char *s)
 
 /* The built-in encoder over every row's text (as given, not normalized: the model has its own
  * tokenizer). Rows with no text get zero vectors, which match nothing. */
-static la_status embed_model(const la_semantic_opts *o, const la_table *t, int threads, int windows, embed_run *r)
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads, int windows,
+                             embed_run *r)
 {
     char dir[PATH_MAX];
     int dflt = !o->model;
@@ -222,7 +230,21 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, int t
         lens[i] = strlen(texts[i]);
     }
     if (s == LA_OK && windows) {
-        s = la_model_embed_windows(m, texts, lens, n, threads, &r->emb, &r->item, &r->begin, &r->end, &r->nwin);
+        /* Windows as long as the held-out items (the 90th percentile of their word pieces, plus a
+         * quarter for rewording, 32 at least): a held-out item inside a long seen text then has a
+         * window of about its own size, whose vector is not diluted by the rest of the text. */
+        size_t nh = 0, *tl = malloc((n + 1) * sizeof *tl);
+        if (!tl) s = la_error(LA_ENOMEM, "out of memory");
+        for (size_t i = 0; tl && i < n; i++)
+            if (rows[i].part == heldout && lens[i]) tl[nh++] = la_model_count_tokens(m, texts[i], lens[i]);
+        qsort(tl, nh, sizeof *tl, cmp_size);
+        r->win = nh ? tl[(size_t)((double)(nh - 1) * 0.9)] * 5 / 4 : 0;
+        if (r->win < 32) r->win = 32;
+        if (r->win > la_model_window(m)) r->win = la_model_window(m);
+        free(tl);
+        if (s == LA_OK)
+            s = la_model_embed_windows(m, texts, lens, n, r->win, threads, &r->emb, &r->item, &r->begin, &r->end,
+                                       &r->nwin);
         for (size_t w = 0; s == LA_OK && w < r->nwin; w++)
             if (!lens[r->item[w]]) memset(r->emb + w * H, 0, H * sizeof *r->emb);
     } else if (s == LA_OK) {
@@ -250,8 +272,8 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, int t
     return s;
 }
 
-static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
-                            int windows, embed_run *r)
+static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
+                            int threads, int windows, embed_run *r)
 {
     memset(r, 0, sizeof *r);
     size_t n = la_table_nrows(t);
@@ -269,7 +291,7 @@ static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const
         s = r->emb ? LA_OK : la_error(LA_ENOMEM, "out of memory");
         if (s == LA_OK && n) memcpy(r->emb, L->emb, n * r->dim * sizeof *r->emb);
     } else if (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir))) {
-        return embed_model(o, t, threads, windows, r);
+        return embed_model(o, t, heldout, threads, windows, r);
     } else {
         r->kind = "lexical (built-in TF-IDF of words and character n-grams: similarity of wording, not meaning)";
         if (o->embed_set)
@@ -289,13 +311,21 @@ la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, 
                                  float **out, size_t *out_dim, const char **out_kind)
 {
     embed_run r;
-    LA_TRY(embed_rows(o, L, t, threads, 0, &r));
+    LA_TRY(embed_rows(o, L, t, UINT32_MAX, threads, 0, &r));
     *out = r.emb;
     *out_dim = r.dim;
     *out_kind = r.kind;
     r.emb = NULL;
     embed_run_free(&r);
     return LA_OK;
+}
+
+/* Texts embedded as more than one window. */
+static size_t texts_windowed(const embed_run *r)
+{
+    size_t k = 0;
+    for (size_t w = 1; r->item && w < r->nwin; w++) k += r->item[w] == r->item[w - 1] && (w < 2 || r->item[w - 2] != r->item[w]);
+    return k;
 }
 
 static int uses_model(const la_semantic_opts *o)
@@ -469,7 +499,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
 {
     memset(out, 0, sizeof *out);
     embed_run run;
-    LA_TRY(embed_rows(o, L, t, threads, !o->no_windows, &run));
+    LA_TRY(embed_rows(o, L, t, heldout, threads, !o->no_windows, &run));
     size_t dim = run.dim;
     const char *kind = run.kind;
     la_status s;
@@ -538,9 +568,10 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     if (run.model) {
         la_buf_puts(j, ", \"model\": {\"name\": ");
         la_buf_json_str(j, run.model_name);
-        la_buf_printf(j, ", \"weights\": \"%s\", \"window_tokens\": %zu, \"windows\": %s, \"texts_windowed\": %zu}",
-                      run.model_hash, run.model_window, o->no_windows ? "false" : "true",
-                      run.nwin > la_table_nrows(t) ? run.nwin - la_table_nrows(t) : 0);
+        la_buf_printf(j, ", \"weights\": \"%s\", \"window_tokens\": %zu, \"windows\": %s, \"long_text_window_tokens\": %zu, "
+                      "\"texts_windowed\": %zu}",
+                      run.model_hash, run.model_window, o->no_windows ? "false" : "true", run.win,
+                      texts_windowed(&run));
     }
     const char *tsrc = !isnan(o->threshold) ? "--semantic-threshold"
                        : run.model ? "default for model embeddings (0.82, calibrated with all-MiniLM-L6-v2 on GSM8K "
@@ -587,10 +618,13 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
                       : " Lexical similarity flags shared wording; reworded copies need model embeddings (--embed "
                         "model once a model is installed, or --embeddings PART=FILE.npy).");
     if (run.model)
-        la_buf_printf(m, "\nModel: %s, weights %s; texts longer than %zu tokens are embedded as %s.\n", run.model_name,
-                      run.model_hash, run.model_window,
+        la_buf_printf(m, "\nModel: %s, weights %s; texts longer than %zu tokens are embedded as %s%.0zu%s.\n",
+                      run.model_name, run.model_hash, run.model_window,
                       o->no_windows ? "their first window only (--semantic-windows off)"
-                                    : "overlapping sentence-aligned windows, a pair matching when any two windows do");
+                                    : "overlapping sentence-aligned windows of up to ",
+                      o->no_windows ? (size_t)0 : run.win,
+                      o->no_windows ? "" : " tokens (about the held-out items' length), a pair matching when any two "
+                                           "windows do");
     for (size_t k = 0; k < nhits && k < 10; k++)
         la_buf_printf(m, "%s- `%s` bytes %u-%u ~ `%s` bytes %u-%u: cosine %.3f\n",
                       k ? "" : "\nPairs found through windows of long texts (all in report.json):\n\n", rows[hits[k].a].id,
