@@ -67,10 +67,10 @@ la_status la_cpu_encoder_gelu(float *x, size_t nrows, size_t n, int tanh_form)
 {
     long total = (long)(nrows * n);
     if (tanh_form) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (long i = 0; i < total; i++) x[i] = la_enc_gelu_tanh(x[i]);
     } else {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (long i = 0; i < total; i++) x[i] = la_enc_gelu(x[i]);
     }
     return LA_OK;

@@ -14,11 +14,38 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "la_hd.h"
 
+/*
+ * e^x for x <= 0 down to about -87 (smaller inputs give 0), relative error below 2e-7: x = n ln 2
+ * + r with |r| <= ln2 / 2, e^r by its degree-6 Taylor polynomial, 2^n put into the exponent bits.
+ * Written without calls or branches so the CPU loops vectorize (libm's expf does not).
+ */
+LA_HD static inline float la_enc_exp_neg(float x)
+{
+    x = x < -87.0f ? -87.0f : x;
+    float n = (float)(int)(x * 1.44269504088896341f - 0.5f); /* round to nearest for x <= 0 */
+    float r = x - n * 0.693145751953125f - n * 1.42860682030941723e-6f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+    union { float f; int32_t i; } u;
+    u.i = ((int32_t)n + 127) << 23;
+    return p * u.f;
+}
+
+/* erf(x), absolute error below 2e-7 (Abramowitz and Stegun 7.1.26 with la_enc_exp_neg). */
+LA_HD static inline float la_enc_erf(float x)
+{
+    float a = fabsf(x);
+    float t = 1.0f / (1.0f + 0.3275911f * a);
+    float y = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+    float e = 1.0f - y * la_enc_exp_neg(-a * a);
+    return copysignf(e, x);
+}
+
 /* GELU, the exact form: x * Phi(x) with the normal CDF through erf (BERT's "gelu"). */
-LA_HD static inline float la_enc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+LA_HD static inline float la_enc_gelu(float x) { return 0.5f * x * (1.0f + la_enc_erf(x * 0.70710678118654752f)); }
 
 /* GELU, the tanh approximation ("gelu_new", "gelu_pytorch_tanh"). */
 LA_HD static inline float la_enc_gelu_tanh(float x)
@@ -59,7 +86,7 @@ LA_HD static inline void la_enc_softmax_row(float *p, size_t L, float scale)
     }
     float z = 0.0f;
     for (size_t j = 0; j < L; j++) {
-        p[j] = expf(p[j] - m);
+        p[j] = la_enc_exp_neg(p[j] - m);
         z += p[j];
     }
     float iz = 1.0f / z;

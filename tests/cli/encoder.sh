@@ -47,7 +47,7 @@ LEAKAUDIT_MODELS="$PWD/empty-models" la models
 expect_rc 0
 grep -q "No models installed" out.txt || fail "models should say none are installed"
 
-if ! "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2"; then
+if ! "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2 (default)"; then
     echo "skipped: model all-MiniLM-L6-v2 is not installed (scripts/install-deps.sh installs it)"
     exit 77
 fi
