@@ -42,7 +42,10 @@ struct la_model {
     la_wordpiece *wp;
     int32_t cls, sep;
     size_t max_seq;
+    size_t batch_seqs;
 };
+
+void la_model_set_batch(la_model *m, size_t seqs) { m->batch_seqs = seqs ? seqs : LA_MODEL_BATCH_SEQS; }
 
 const char *la_model_root(void)
 {
@@ -354,6 +357,7 @@ la_status la_model_open(const char *dir, la_model **out)
     la_model *m = calloc(1, sizeof *m);
     if (!m) return la_error(LA_ENOMEM, "out of memory");
     snprintf(m->dir, sizeof m->dir, "%s", dir);
+    m->batch_seqs = LA_MODEL_BATCH_SEQS;
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/') n--;
     const char *b = dir + n;
@@ -402,8 +406,9 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
     size_t H = m->w.c.hidden;
     la_encoder_ws ws = {0};
     int32_t *ids = malloc((LA_MODEL_BATCH_TOKENS + m->max_seq) * sizeof *ids);
-    uint32_t *start = malloc((LA_MODEL_BATCH_SEQS + 1) * sizeof *start);
-    float *vec = malloc(LA_MODEL_BATCH_SEQS * H * sizeof *vec);
+    size_t bs = m->batch_seqs;
+    uint32_t *start = malloc((bs + 1) * sizeof *start);
+    float *vec = malloc(bs * H * sizeof *vec);
     la_status s = ids && start && vec ? LA_OK : la_error(LA_ENOMEM, "out of memory");
 #ifdef LA_HAVE_OPENMP
     int saved = omp_get_max_threads();
@@ -413,7 +418,7 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
         size_t k = 0;
         uint32_t t = 0;
         start[0] = 0;
-        while (i + k < nq && k < LA_MODEL_BATCH_SEQS && (k == 0 || t + q[i + k].n <= LA_MODEL_BATCH_TOKENS)) {
+        while (i + k < nq && k < bs && (k == 0 || t + q[i + k].n <= LA_MODEL_BATCH_TOKENS)) {
             memcpy(ids + t, q[i + k].ids, q[i + k].n * sizeof *ids);
             t += q[i + k].n;
             start[++k] = t;

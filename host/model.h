@@ -47,6 +47,9 @@ size_t la_model_dim(const la_model *m);
 size_t la_model_window(const la_model *m);
 const la_encoder_weights *la_model_weights(const la_model *m);
 
+/* Sequences per encoder batch (default 128, at most 4096 tokens a batch either way). */
+void la_model_set_batch(la_model *m, size_t seqs);
+
 /* Token ids of a text (no [CLS]/[SEP]), appended to *ids. */
 la_status la_model_tokenize(const la_model *m, const char *text, size_t n, int32_t **ids, size_t *nids, size_t *cap);
 
