@@ -40,6 +40,7 @@ struct la_model {
     float **owned;
     size_t nowned;
     la_wordpiece *wp;
+    la_safetensors *st; /* kept mapped: F32 weights are used in place */
     int32_t cls, sep;
     size_t max_seq;
     size_t batch_seqs;
@@ -101,6 +102,7 @@ void la_model_free(la_model *m)
     free(m->owned);
     free(m->layers);
     la_wordpiece_free(m->wp);
+    la_safetensors_free(m->st);
     free(m);
 }
 
@@ -257,10 +259,9 @@ static la_status tensor(la_model *m, const la_safetensors *st, const char *prefi
     char full[256];
     snprintf(full, sizeof full, "%s%s", prefix, name);
     int64_t shape[2] = {d0, d1};
-    float *p;
-    LA_TRY(la_safetensors_read_f32(st, full, d1 ? 2 : 1, shape, &p));
-    LA_TRY(own(m, p));
-    *out = p;
+    float *owned;
+    LA_TRY(la_safetensors_view_f32(st, full, d1 ? 2 : 1, shape, out, &owned));
+    if (owned) LA_TRY(own(m, owned));
     return LA_OK;
 }
 
@@ -329,24 +330,15 @@ static la_status load_weights(la_model *m, const char *dir)
     m->w.layer = m->layers;
     if (s == LA_OK) {
         /* the fingerprint of the weights file as stored */
-        FILE *f = fopen(path, "rb");
-        crypto_generichash_state hs;
-        unsigned char h[32], buf[1 << 16];
-        size_t n, total = 0;
-        if (!f) s = la_error(LA_EIO, "%s: %s", path, strerror(errno));
-        crypto_generichash_init(&hs, NULL, 0, sizeof h);
-        while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-            crypto_generichash_update(&hs, buf, n);
-            total += n;
-        }
-        if (f && ferror(f)) s = la_error(LA_EIO, "%s: read error", path);
-        if (f) fclose(f);
-        crypto_generichash_final(&hs, h, sizeof h);
+        size_t total;
+        const unsigned char *bytes = la_safetensors_bytes(st, &total);
+        unsigned char h[32];
+        crypto_generichash(h, sizeof h, bytes, total, NULL, 0);
         int k = snprintf(m->hash, sizeof m->hash, "blake2b-256:");
         for (int i = 0; i < 32; i++) k += snprintf(m->hash + k, sizeof m->hash - (size_t)k, "%02x", h[i]);
         m->weights_bytes = total;
     }
-    la_safetensors_free(st);
+    m->st = st; /* freed with the model, also on failure */
     return s;
 }
 

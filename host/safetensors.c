@@ -208,10 +208,16 @@ size_t la_safetensors_count(const la_safetensors *st) { return st->n; }
 const la_st_tensor *la_safetensors_at(const la_safetensors *st, size_t i) { return i < st->n ? &st->t[i] : NULL; }
 const char *la_safetensors_path(const la_safetensors *st) { return st->path; }
 
-la_status la_safetensors_read_f32(const la_safetensors *st, const char *name, int ndim, const int64_t *shape,
-                                  float **out)
+const unsigned char *la_safetensors_bytes(const la_safetensors *st, size_t *size)
 {
-    *out = NULL;
+    *size = st->size;
+    return st->map;
+}
+
+/* The tensor, checked against the expected shape and for a float type. */
+static la_status lookup_float(const la_safetensors *st, const char *name, int ndim, const int64_t *shape,
+                              const la_st_tensor **out)
+{
     const la_st_tensor *t = la_safetensors_find(st, name);
     if (!t) return la_error(LA_EINPUT, "%s: tensor '%s' is missing", st->path, name);
     int ok = t->ndim == ndim;
@@ -228,6 +234,39 @@ la_status la_safetensors_read_f32(const la_safetensors *st, const char *name, in
     if (t->dtype == LA_ST_OTHER)
         return la_error(LA_EINPUT, "%s: tensor '%s': field 'dtype' is %s; F32, F16 or BF16 expected", st->path, name,
                         t->dtype_name);
+    *out = t;
+    return LA_OK;
+}
+
+la_status la_safetensors_view_f32(const la_safetensors *st, const char *name, int ndim, const int64_t *shape,
+                                  const float **view, float **owned)
+{
+    *view = NULL;
+    *owned = NULL;
+    const la_st_tensor *t;
+    LA_TRY(lookup_float(st, name, ndim, shape, &t));
+    const uint16_t probe = 1;
+    int little = *(const unsigned char *)&probe == 1;
+    if (t->dtype == LA_ST_F32 && little && (uintptr_t)t->data % sizeof(float) == 0) {
+        const float *f = (const float *)(const void *)t->data;
+        for (size_t i = 0; i < t->nelem; i++)
+            if (!(f[i] - f[i] == 0))
+                return la_error(LA_EINPUT, "%s: tensor '%s': element %zu is %s", st->path, name, i,
+                                f[i] != f[i] ? "NaN" : "infinite");
+        *view = f;
+        return LA_OK;
+    }
+    LA_TRY(la_safetensors_read_f32(st, name, ndim, shape, owned));
+    *view = *owned;
+    return LA_OK;
+}
+
+la_status la_safetensors_read_f32(const la_safetensors *st, const char *name, int ndim, const int64_t *shape,
+                                  float **out)
+{
+    *out = NULL;
+    const la_st_tensor *t;
+    LA_TRY(lookup_float(st, name, ndim, shape, &t));
     float *f = malloc((t->nelem ? t->nelem : 1) * sizeof *f);
     if (!f) return la_error(LA_ENOMEM, "out of memory for tensor '%s' (%zu values)", name, t->nelem);
     const unsigned char *p = t->data;

@@ -50,6 +50,16 @@ const char *la_safetensors_path(const la_safetensors *st);
 la_status la_safetensors_read_f32(const la_safetensors *st, const char *name, int ndim, const int64_t *shape,
                                   float **out /* OUT */);
 
+/* Like la_safetensors_read_f32, but an F32 tensor that is aligned in the mapping on a
+ * little-endian host is not copied: *view points into the mapping (valid until
+ * la_safetensors_free) and *owned is NULL. Otherwise *owned is the converted copy (caller frees)
+ * and *view equals it. Values are checked to be finite either way. */
+la_status la_safetensors_view_f32(const la_safetensors *st, const char *name, int ndim, const int64_t *shape,
+                                  const float **view /* OUT */, float **owned /* OUT */);
+
+/* The whole mapped file (for fingerprints): borrowed, valid until la_safetensors_free. */
+const unsigned char *la_safetensors_bytes(const la_safetensors *st, size_t *size /* OUT */);
+
 /* bfloat16 to float (exact). */
 float la_bf16_to_float(uint16_t h);
 
