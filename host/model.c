@@ -391,45 +391,6 @@ static int cmp_seq_len(const void *a, const void *b)
     return c ? c : (x->dst > y->dst) - (x->dst < y->dst);
 }
 
-/* Encode the sequences, longest batches first; vectors to out + dst * dim. */
-static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, float *out)
-{
-    qsort(q, nq, sizeof *q, cmp_seq_len);
-    size_t H = m->w.c.hidden;
-    la_encoder_ws ws = {0};
-    int32_t *ids = malloc((LA_MODEL_BATCH_TOKENS + m->max_seq) * sizeof *ids);
-    size_t bs = m->batch_seqs;
-    uint32_t *start = malloc((bs + 1) * sizeof *start);
-    float *vec = malloc(bs * H * sizeof *vec);
-    la_status s = ids && start && vec ? LA_OK : la_error(LA_ENOMEM, "out of memory");
-#ifdef LA_HAVE_OPENMP
-    int saved = omp_get_max_threads();
-    if (threads > 0) omp_set_num_threads(threads);
-#endif
-    for (size_t i = 0; i < nq && s == LA_OK;) {
-        size_t k = 0;
-        uint32_t t = 0;
-        start[0] = 0;
-        while (i + k < nq && k < bs && (k == 0 || t + q[i + k].n <= LA_MODEL_BATCH_TOKENS)) {
-            memcpy(ids + t, q[i + k].ids, q[i + k].n * sizeof *ids);
-            t += q[i + k].n;
-            start[++k] = t;
-        }
-        la_encoder_batch b = {ids, start, k};
-        s = la_cpu_encoder_forward(&m->w, &b, &ws, vec);
-        for (size_t j = 0; j < k && s == LA_OK; j++) memcpy(out + q[i + j].dst * H, vec + j * H, H * sizeof *out);
-        i += k;
-    }
-#ifdef LA_HAVE_OPENMP
-    omp_set_num_threads(saved);
-#endif
-    la_encoder_ws_free(&ws);
-    free(ids);
-    free(start);
-    free(vec);
-    return s;
-}
-
 static int nthreads(int threads)
 {
 #ifdef LA_HAVE_OPENMP
@@ -438,6 +399,93 @@ static int nthreads(int threads)
     return threads > 0 ? threads : 1;
 #endif
 }
+
+/* Encode one batch, q[0..k), with its own scratch; vectors to out + dst * dim. */
+static la_status encode_batch(const la_model *m, const seq *q, size_t k, la_encoder_ws *ws, int32_t *ids,
+                              uint32_t *start, float *vec, float *out)
+{
+    size_t H = m->w.c.hidden;
+    uint32_t t = 0;
+    start[0] = 0;
+    for (size_t j = 0; j < k; j++) {
+        memcpy(ids + t, q[j].ids, q[j].n * sizeof *ids);
+        t += q[j].n;
+        start[j + 1] = t;
+    }
+    la_encoder_batch b = {ids, start, k};
+    LA_TRY(la_cpu_encoder_forward(&m->w, &b, ws, vec));
+    for (size_t j = 0; j < k; j++) memcpy(out + q[j].dst * H, vec + j * H, H * sizeof *out);
+    return LA_OK;
+}
+
+/*
+ * Encode the sequences, vectors to out + dst * dim. Batches are cut from the sorted sequences
+ * (at most batch_seqs sequences and LA_MODEL_BATCH_TOKENS tokens). With many batches, each thread
+ * encodes whole batches on its own (single-threaded GEMMs, no barrier between threads: this holds
+ * up on a busy machine); with few, the batches go one by one with every thread inside each. The
+ * vectors are the same bits either way: every op computes a row the same way in both.
+ */
+static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, float *out)
+{
+    qsort(q, nq, sizeof *q, cmp_seq_len);
+    size_t bs = m->batch_seqs, nb = 0, *cut = malloc((nq + 1) * sizeof *cut);
+    if (!cut) return la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nq;) {
+        size_t k = 0, t = 0;
+        while (i + k < nq && k < bs && (k == 0 || t + q[i + k].n <= LA_MODEL_BATCH_TOKENS)) t += q[i + k++].n;
+        cut[nb++] = i;
+        i += k;
+    }
+    cut[nb] = nq;
+    int nt = nthreads(threads), failed = 0;
+    la_status s = LA_OK;
+    char why[512] = "";
+    long lnb = (long)nb;
+#pragma omp parallel num_threads(nb >= 2 * (size_t)nt ? nt : 1)
+    {
+        size_t H = m->w.c.hidden;
+        la_encoder_ws ws = {0};
+        int32_t *ids = malloc((LA_MODEL_BATCH_TOKENS + m->max_seq) * sizeof *ids);
+        uint32_t *start = malloc((bs + 1) * sizeof *start);
+        float *vec = malloc(bs * H * sizeof *vec);
+        if (!ids || !start || !vec) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#ifdef LA_HAVE_OPENMP
+        int outer = omp_get_num_threads() > 1, saved = omp_get_max_threads();
+        if (!outer) omp_set_num_threads(nt); /* one at a time: the ops use every thread */
+#endif
+#pragma omp for schedule(dynamic, 1)
+        for (long k = 0; k < lnb; k++) {
+            int stop;
+#pragma omp atomic read
+            stop = failed;
+            if (stop) continue;
+            la_status e = encode_batch(m, q + cut[k], cut[k + 1] - cut[k], &ws, ids, start, vec, out);
+            if (e != LA_OK) {
+#pragma omp critical(la_model_error)
+                if (!failed) {
+                    s = e;
+                    snprintf(why, sizeof why, "%s", la_last_error());
+                }
+#pragma omp atomic write
+                failed = 1;
+            }
+        }
+#ifdef LA_HAVE_OPENMP
+        if (!outer) omp_set_num_threads(saved);
+#endif
+        la_encoder_ws_free(&ws);
+        free(ids);
+        free(start);
+        free(vec);
+    }
+    free(cut);
+    if (failed) return la_error(s != LA_OK ? s : LA_ENOMEM, "%s", why[0] ? why : "out of memory encoding texts");
+    return LA_OK;
+}
+
 
 /* [CLS] ids[0..n) [SEP] into a new array. */
 static int32_t *frame(const la_model *m, const int32_t *ids, size_t n)
