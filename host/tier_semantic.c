@@ -348,12 +348,15 @@ typedef struct win_hit {
     float cosine;
 } win_hit;
 
-static int cmp_win_pair(const void *x, const void *y)
+/* By held-out text, then seen text, then best cosine first. */
+static int cmp_win_hit(const void *x, const void *y)
 {
-    const la_pair *p = x, *q = y;
+    const win_hit *p = x, *q = y;
     if (p->b != q->b) return p->b < q->b ? -1 : 1;
     if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    return (p->cosine < q->cosine) - (p->cosine > q->cosine);
+    if (p->cosine != q->cosine) return p->cosine > q->cosine ? -1 : 1;
+    if (p->wa != q->wa) return p->wa < q->wa ? -1 : 1;
+    return (p->wb > q->wb) - (p->wb < q->wb);
 }
 
 typedef struct cand {
@@ -384,9 +387,9 @@ static la_status search_windows(const la_table *t, uint32_t heldout, const embed
     la_pairs wp = {0};
     la_semantic_nearest wn;
     memset(&wn, 0, sizeof wn);
-    uint32_t *nwin_of = calloc(n + 1, sizeof *nwin_of), *first = calloc(n + 1, sizeof *first);
+    uint32_t *nwin_of = calloc(n + 1, sizeof *nwin_of);
     cand *cs = NULL;
-    la_status s = nwin_of && first ? la_table_new(&wt) : la_error(LA_ENOMEM, "out of memory");
+    la_status s = nwin_of ? la_table_new(&wt) : la_error(LA_ENOMEM, "out of memory");
     for (uint32_t k = 0; s == LA_OK && k < la_table_npart(t); k++) {
         uint32_t idx;
         s = la_table_part(wt, la_table_part_name(t, k), &idx);
@@ -400,27 +403,25 @@ static la_status search_windows(const la_table *t, uint32_t heldout, const embed
         row.date = LA_NO_DATE;
         row.score = NAN;
         row.ordinal = (uint32_t)w;
-        if (!nwin_of[r->item[w]]++) first[r->item[w]] = (uint32_t)w;
+        nwin_of[r->item[w]]++;
         size_t at;
         s = la_table_strdup(wt, id, (size_t)len, &row.id);
         if (s == LA_OK) s = la_table_append(wt, &row, &at);
     }
     if (s == LA_OK) s = la_semantic_find(wt, heldout, r->emb, r->dim, p, &wp, &wn, st);
     /* pairs of texts: the best window pair of each */
-    for (size_t k = 0; s == LA_OK && k < wp.n; k++) {
-        wp.v[k].kinds = wp.v[k].a; /* keep the windows while the pair is renamed to its texts */
-        wp.v[k].simhash_dist = (int32_t)wp.v[k].b;
-        wp.v[k].a = r->item[wp.v[k].a];
-        wp.v[k].b = r->item[wp.v[k].b];
-    }
-    if (s == LA_OK) qsort(wp.v, wp.n, sizeof *wp.v, cmp_win_pair);
+    win_hit *all = s == LA_OK ? malloc((wp.n + 1) * sizeof *all) : NULL;
+    if (s == LA_OK && !all) s = la_error(LA_ENOMEM, "out of memory");
+    for (size_t k = 0; s == LA_OK && k < wp.n; k++)
+        all[k] = (win_hit){r->item[wp.v[k].a], r->item[wp.v[k].b], wp.v[k].a, wp.v[k].b, wp.v[k].cosine};
+    if (s == LA_OK) qsort(all, wp.n, sizeof *all, cmp_win_hit);
     *hits = NULL;
     *nhits = 0;
     size_t caph = 0;
     for (size_t k = 0; s == LA_OK && k < wp.n; k++) {
-        if (k && wp.v[k].a == wp.v[k - 1].a && wp.v[k].b == wp.v[k - 1].b) continue;
-        la_pair q = la_pair_make(wp.v[k].a, wp.v[k].b, LA_KIND_SEMANTIC);
-        q.cosine = wp.v[k].cosine;
+        if (k && all[k].a == all[k - 1].a && all[k].b == all[k - 1].b) continue;
+        la_pair q = la_pair_make(all[k].a, all[k].b, LA_KIND_SEMANTIC);
+        q.cosine = all[k].cosine;
         s = la_pairs_push(pairs, &q);
         if (s == LA_OK && (nwin_of[q.a] > 1 || nwin_of[q.b] > 1)) {
             if (*nhits == caph) {
@@ -432,9 +433,10 @@ static la_status search_windows(const la_table *t, uint32_t heldout, const embed
                 }
                 *hits = h;
             }
-            (*hits)[(*nhits)++] = (win_hit){q.a, q.b, wp.v[k].kinds, (uint32_t)wp.v[k].simhash_dist, q.cosine};
+            (*hits)[(*nhits)++] = all[k];
         }
     }
+    free(all);
     /* nearest seen texts of each held-out text */
     size_t nh = 0;
     for (size_t i = 0; i < n; i++) nh += rows[i].part == heldout;
@@ -487,7 +489,6 @@ static la_status search_windows(const la_table *t, uint32_t heldout, const embed
     }
     free(cs);
     free(nwin_of);
-    free(first);
     la_pairs_free(&wp);
     la_semantic_nearest_free(&wn);
     la_table_free(wt);
