@@ -5,6 +5,7 @@
  */
 #include "model.h"
 
+#include "encoder_cuda.h"
 #include "safetensors.h"
 #include "tokenizer_wordpiece.h"
 
@@ -44,7 +45,17 @@ struct la_model {
     int32_t cls, sep;
     size_t max_seq;
     size_t batch_seqs;
+    int gpu;             /* asked for */
+    int ran_gpu;         /* the last embedding ran on the GPU */
+    char fallback[512];
 };
+
+void la_model_set_gpu(la_model *m, int gpu) { m->gpu = gpu; }
+const char *la_model_backend(const la_model *m, const char **fallback)
+{
+    *fallback = m->fallback;
+    return m->ran_gpu ? "gpu" : "cpu";
+}
 
 void la_model_set_batch(la_model *m, size_t seqs) { m->batch_seqs = seqs ? seqs : LA_MODEL_BATCH_SEQS; }
 
@@ -402,7 +413,7 @@ static int nthreads(int threads)
 
 /* Encode one batch, q[0..k), with its own scratch; vectors to out + dst * dim. */
 static la_status encode_batch(const la_model *m, const seq *q, size_t k, la_encoder_ws *ws, int32_t *ids,
-                              uint32_t *start, float *vec, float *out)
+                              uint32_t *start, float *vec, float *out, int gpu)
 {
     size_t H = m->w.c.hidden;
     uint32_t t = 0;
@@ -413,7 +424,7 @@ static la_status encode_batch(const la_model *m, const seq *q, size_t k, la_enco
         start[j + 1] = t;
     }
     la_encoder_batch b = {ids, start, k};
-    LA_TRY(la_cpu_encoder_forward(&m->w, &b, ws, vec));
+    LA_TRY(gpu ? la_cuda_encoder_forward(&m->w, &b, ws, vec) : la_cpu_encoder_forward(&m->w, &b, ws, vec));
     for (size_t j = 0; j < k; j++) memcpy(out + q[j].dst * H, vec + j * H, H * sizeof *out);
     return LA_OK;
 }
@@ -428,6 +439,34 @@ static la_status encode_batch(const la_model *m, const seq *q, size_t k, la_enco
 static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, float *out)
 {
     qsort(q, nq, sizeof *q, cmp_seq_len);
+    la_model *mm = (la_model *)m; /* the backend record is the only state an embedding changes */
+    mm->ran_gpu = 0;
+    mm->fallback[0] = 0;
+    if (m->gpu && nq) {
+        /* batches in order on the device; the first failure sends this and every later batch to
+         * the CPU below (the vectors agree within fp16 GEMM rounding, cosine >= 0.999) */
+        size_t bs = m->batch_seqs, H = m->w.c.hidden, i = 0;
+        int32_t *ids = malloc((LA_MODEL_BATCH_TOKENS + m->max_seq) * sizeof *ids);
+        uint32_t *start = malloc((bs + 1) * sizeof *start);
+        float *vec = malloc(bs * H * sizeof *vec);
+        la_status e = ids && start && vec ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+        while (e == LA_OK && i < nq) {
+            size_t k = 0, t = 0;
+            while (i + k < nq && k < bs && (k == 0 || t + q[i + k].n <= LA_MODEL_BATCH_TOKENS)) t += q[i + k++].n;
+            e = encode_batch(m, q + i, k, NULL, ids, start, vec, out, 1);
+            if (e == LA_OK) i += k;
+        }
+        free(ids);
+        free(start);
+        free(vec);
+        la_cuda_encoder_release();
+        if (e == LA_OK) {
+            mm->ran_gpu = 1;
+            return LA_OK;
+        }
+        if (e == LA_ENOMEM) return e;
+        snprintf(mm->fallback, sizeof mm->fallback, "the encoder fell back to the CPU: %s", la_last_error());
+    }
     size_t bs = m->batch_seqs, nb = 0, *cut = malloc((nq + 1) * sizeof *cut);
     if (!cut) return la_error(LA_ENOMEM, "out of memory");
     for (size_t i = 0; i < nq;) {
@@ -462,7 +501,7 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
 #pragma omp atomic read
             stop = failed;
             if (stop) continue;
-            la_status e = encode_batch(m, q + cut[k], cut[k + 1] - cut[k], &ws, ids, start, vec, out);
+            la_status e = encode_batch(m, q + cut[k], cut[k + 1] - cut[k], &ws, ids, start, vec, out, 0);
             if (e != LA_OK) {
 #pragma omp critical(la_model_error)
                 if (!failed) {

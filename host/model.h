@@ -50,6 +50,12 @@ const la_encoder_weights *la_model_weights(const la_model *m);
 /* Sequences per encoder batch (default 128, at most 4096 tokens a batch either way). */
 void la_model_set_batch(la_model *m, size_t seqs);
 
+/* Run the encoder on the GPU (la_cuda_encoder_forward) when gpu is 1; any device failure falls
+ * back to the CPU for the rest of the run, with the reason kept for la_model_backend. */
+void la_model_set_gpu(la_model *m, int gpu);
+/* Where the last embedding ran: "gpu" or "cpu", and why a GPU request ran on the CPU ("" if not). */
+const char *la_model_backend(const la_model *m, const char **fallback /* OUT */);
+
 /* Token ids of a text (no [CLS]/[SEP]), appended to *ids. */
 la_status la_model_tokenize(const la_model *m, const char *text, size_t n, int32_t **ids, size_t *nids, size_t *cap);
 

@@ -176,6 +176,7 @@ typedef struct embed_run {
     char model_name[256], model_hash[80];
     size_t model_window;
     size_t win;          /* word pieces per window of a long text */
+    char encoder_backend[8], encoder_fallback[512];
     char why[700];       /* how the embedding was chosen */
     /* windows (model only): nwin > nrows when some text was longer than the window */
     size_t nwin;
@@ -220,6 +221,7 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
         snprintf(why, sizeof why, "%s", la_last_error());
         return la_error(s, "the sentence encoder model could not be loaded: %s", why);
     }
+    la_model_set_gpu(m, o->use_gpu);
     size_t n = la_table_nrows(t), H = la_model_dim(m);
     const la_row *rows = la_table_rows_const(t);
     const char **texts = malloc((n + 1) * sizeof *texts);
@@ -261,6 +263,9 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
         snprintf(r->model_name, sizeof r->model_name, "%s", la_model_name(m));
         snprintf(r->model_hash, sizeof r->model_hash, "%s", la_model_weights_hash(m));
         r->model_window = la_model_window(m) + 2;
+        const char *fb;
+        snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(m, &fb));
+        snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
         if (dflt)
             snprintf(r->why, sizeof r->why, "default: model %s is installed in %s", la_model_name(m), la_model_root());
         else
@@ -569,6 +574,8 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     if (run.model) {
         la_buf_puts(j, ", \"model\": {\"name\": ");
         la_buf_json_str(j, run.model_name);
+        la_buf_printf(j, ", \"encoder_backend\": \"%s\", \"encoder_fallback\": ", run.encoder_backend);
+        la_buf_json_str(j, run.encoder_fallback);
         la_buf_printf(j, ", \"weights\": \"%s\", \"window_tokens\": %zu, \"windows\": %s, \"long_text_window_tokens\": %zu, "
                       "\"texts_windowed\": %zu}",
                       run.model_hash, run.model_window, o->no_windows ? "false" : "true", run.win,
