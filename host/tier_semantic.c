@@ -646,10 +646,11 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     size_t peak = 1;
     for (int k = 0; k < 20; k++)
         if (hist[k] > peak) peak = hist[k];
-    la_buf_printf(h, "<h2>Semantic similarity</h2><p>Embedding: %s, %zu dimensions; threshold cosine %.2f; %zu pairs at "
-                     "or above it. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile %.3f):"
-                     "</p>\n<svg width=\"620\" height=\"190\" role=\"img\" aria-label=\"histogram of nearest cosines\">",
-                  kind, dim, p.threshold, pairs->n - before, Q(0.5), Q(0.9));
+    la_buf_printf(h, "<h2>Semantic similarity</h2><p>Embedding: %s%s%s, %zu dimensions; threshold cosine %.2f; %zu pairs "
+                     "at or above it. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile "
+                     "%.3f):</p>\n<svg width=\"620\" height=\"190\" role=\"img\" aria-label=\"histogram of nearest cosines\">",
+                  kind, run.model ? ", model " : "", run.model ? run.model_name : "", dim, p.threshold,
+                  pairs->n - before, Q(0.5), Q(0.9));
     for (int k = 0; k < 20; k++) {
         double bh = 140.0 * (double)hist[k] / (double)peak;
         double lo = -1.0 + 0.1 * k;

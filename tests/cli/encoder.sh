@@ -46,6 +46,14 @@ PY
 LEAKAUDIT_MODELS="$PWD/empty-models" la models
 expect_rc 0
 grep -q "No models installed" out.txt || fail "models should say none are installed"
+LEAKAUDIT_MODELS="$PWD/empty-models" la audit --dev dev.jsonl --test test.jsonl --embed model --out o
+expect_rc 2
+grep -q "is not installed in $PWD/empty-models" err.txt || fail "--embed model without a model should say where it looked"
+mkdir -p bad-models/half
+cp broken/config.json bad-models/half/
+LEAKAUDIT_MODELS="$PWD/bad-models" la models
+expect_rc 2
+grep -q "half  BROKEN: .*config.json" out.txt || fail "models should flag a broken installed model"
 
 if ! "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2 (default)"; then
     echo "skipped: model all-MiniLM-L6-v2 is not installed (scripts/install-deps.sh installs it)"
