@@ -107,7 +107,16 @@ int la_cmd_embed(int argc, char **argv)
         case 'f': t.field = optarg; break;
         case 'F': fmt_s = optarg; break;
         case 'm': model = optarg; break;
-        case 't': threads = atoi(optarg); break;
+        case 't': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || !*optarg || v < 0 || v > 4096) {
+                fprintf(stderr, "leakaudit embed: --threads %s: expected 0 (all cores) to 4096\n", optarg);
+                return LA_EXIT_USAGE;
+            }
+            threads = (int)v;
+            break;
+        }
         case 'b':
             batch = atol(optarg);
             if (batch < 1 || batch > 4096) {
