@@ -7,6 +7,8 @@
 
 #include "input.h"
 
+#include "token_ids.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,18 +207,6 @@ static la_status normalize(const la_wordpiece *w, const char *text, size_t n, cp
     return LA_OK;
 }
 
-static la_status push_id(int32_t id, int32_t **ids, size_t *nids, size_t *cap)
-{
-    if (*nids == *cap) {
-        size_t nc = *cap ? 2 * *cap : 64;
-        int32_t *p = realloc(*ids, nc * sizeof *p);
-        if (!p) return la_error(LA_ENOMEM, "out of memory");
-        *ids = p;
-        *cap = nc;
-    }
-    (*ids)[(*nids)++] = id;
-    return LA_OK;
-}
 
 /* UTF-8 of cp[a..b) after an optional "##" into buf (large enough: 2 + 4 * (b - a)). */
 static size_t utf8_of(const int32_t *cp, size_t a, size_t b, int cont, char *buf)
@@ -230,7 +220,7 @@ static size_t utf8_of(const int32_t *cp, size_t a, size_t b, int cont, char *buf
 static la_status wordpiece_word(const la_wordpiece *w, const int32_t *cp, size_t n, int32_t **ids, size_t *nids,
                                 size_t *cap)
 {
-    if (n > WP_MAX_WORD_CHARS) return push_id(w->unk, ids, nids, cap);
+    if (n > WP_MAX_WORD_CHARS) return la_token_ids_push(w->unk, ids, nids, cap);
     char buf[2 + 4 * WP_MAX_WORD_CHARS + 1];
     size_t start = 0, first = *nids;
     while (start < n) {
@@ -242,9 +232,9 @@ static la_status wordpiece_word(const la_wordpiece *w, const int32_t *cp, size_t
         }
         if (found < 0) {
             *nids = first; /* the whole word is unknown */
-            return push_id(w->unk, ids, nids, cap);
+            return la_token_ids_push(w->unk, ids, nids, cap);
         }
-        LA_TRY(push_id(found, ids, nids, cap));
+        LA_TRY(la_token_ids_push(found, ids, nids, cap));
         start = end;
     }
     return LA_OK;
