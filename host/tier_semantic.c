@@ -1,7 +1,10 @@
 /*
  * tier_semantic.c - the semantic tier in the audit pipeline: embeddings in (.npy per partition, a
- * JSON field, or the built-in lexical embedding), la_semantic_find across the boundary, and the
- * report section with the distribution of every held-out row's nearest seen cosine.
+ * JSON field, the built-in sentence encoder (host/model.c: the default when a model is installed,
+ * long texts as windows) or the built-in lexical embedding), la_semantic_find across the boundary
+ * (over windows when there are any), and the report section: which embedding and why, the model
+ * and its weights hash, the threshold and its source, window pairs, and the distribution of every
+ * held-out row's nearest seen cosine.
  */
 #include "embed_lexical.h"
 #include "model.h"
