@@ -34,14 +34,15 @@ prepare() {
     local build="$here/build-gpu-release"
     cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
     cmake --build "$build" -j"$(nproc)" --target leakaudit bench_gpu test_gpu_near test_gpu_simtile \
-        test_gpu_semantic || exit 1
+        test_gpu_semantic test_gpu_encoder bench_encoder || exit 1
     if ! ldd "$build/leakaudit" | grep -q libcudart; then
         echo "the build has no CUDA backend (no nvcc found?): nothing to run on a GPU" >&2
         exit 1
     fi
     local stage; stage=$(mktemp -d)
     mkdir -p "$stage/bin" "$stage/lib"
-    cp "$build/leakaudit" "$build/bench/gpu/bench_gpu" "$build"/tests/gpu/test_gpu_* "$stage/bin/"
+    cp "$build/leakaudit" "$build/bench/gpu/bench_gpu" "$build/bench/encoder/bench_encoder" \
+        "$build"/tests/gpu/test_gpu_* "$stage/bin/"
     rm -f "$stage"/bin/*.cmake
     # Shared libraries beyond the base system. Left out: glibc's own, the C++ runtime (the device's
     # is newer and compatible), the driver (libcuda) and cuBLAS (taken from the device, see above).
@@ -165,15 +166,26 @@ run() {
     timeout $((budget + 150)) "$bench" e2e 100000 1000000 "$budget" 2> >(tee -a "$log" >&2) | tee -a "$log" |
         awk '$1 == "RESULT" {$1 = ""; sub(/^ /, ""); k = $1; $1 = ""; print k " =" $0}' >>"$res"
 
+    # The sentence encoder (MiniLM-L6 shape, random weights: no model files needed): parity with the
+    # CPU, then sentences/s at 64-128 tokens, batches of 1024 (target of issue 12: >= 30,000/s).
+    if [ -x "$b/bin/bench_encoder" ]; then
+        say "sentence encoder: GPU/CPU parity and sentences/s"
+        timeout 120 "$b/bin/bench_encoder" parity 64 128 2>&1 | tee -a "$log" | sed 's/^/encoder.parity | /' >>"$res"
+        timeout 200 "$b/bin/bench_encoder" gpu 100000 128 1024 2>&1 | tee -a "$log" |
+            sed -n 's/.*, \([0-9]*\) sentences\/s.*/encoder.sentences_per_s = \1/p' >>"$res"
+    fi
+
     # The acceptance checks of issue 6.
     awk -F' = ' '
         $1 == "sim.fp16.ratio_vs_gemm" { r = $2 }
         $1 == "minhash.gbps_end_to_end" { m = $2 }
         $1 == "e2e.seconds_total" || $1 == "e2e.seconds_extrapolated" { e = $2 }
+        $1 == "encoder.sentences_per_s" { enc = $2 }
         END {
             printf "check.similarity_ratio_ge_0.60 = %s\n", r == "" ? "not measured" : (r + 0 >= 0.6 ? "pass" : "FAIL")
             printf "check.minhash_ge_5_gbps = %s\n", m == "" ? "not measured" : (m + 0 >= 5 ? "pass" : "FAIL")
             printf "check.e2e_1m_x_100k_le_30s = %s\n", e == "" ? "not measured" : (e + 0 <= 30 ? "pass" : "FAIL")
+            printf "check.encoder_ge_30000_sentences_per_s = %s\n", enc == "" ? "not measured" : (enc + 0 >= 30000 ? "pass" : "FAIL")
         }' "$res" >>"$res.checks"
     cat "$res.checks" >>"$res"
     rm -f "$res.checks"

@@ -55,8 +55,13 @@ static const char k_help[] =
     "  --embeddings PART=FILE.npy  float32/float16 vectors, one row per input row of PART in input\n"
     "                          order (repeat for every partition)\n"
     "  --embedding-field NAME  vectors stored in the rows as a JSON array of numbers\n"
-    "  --embed lexical|none    without embeddings the built-in lexical embedding runs (default);\n"
-    "                          none turns the semantic tier off\n"
+    "  --embed model|lexical|none  model: the built-in sentence encoder (default when a model is\n"
+    "                          installed: see leakaudit models); lexical: the built-in TF-IDF of\n"
+    "                          wording (default otherwise); none turns the semantic tier off\n"
+    "  --model NAME|DIR        encoder model: an installed name or a sentence-transformers folder\n"
+    "                          (default all-MiniLM-L6-v2); implies --embed model\n"
+    "  --semantic-windows on|off  texts longer than the model window as overlapping sentence-aligned\n"
+    "                          windows (default on) or cut at the window\n"
     "  --semantic-threshold X  cosine threshold (default 0.82 for model embeddings, 0.50 lexical)\n"
     "  --semantic-method auto|tiles|faiss|faiss-ivf  search method (default auto: exact tiles)\n"
     "  --semantic-topk K       nearest seen rows kept per held-out row in nearest.jsonl (default 1)\n"
@@ -77,6 +82,7 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                     {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                     {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
+                                    {"semantic-windows", required_argument, 0, OPT_SEMANTIC},
                                     LA_NEAR_LONG_OPTIONS(OPT_NEAR),
                                     {"within", no_argument, 0, OPT_NEAR},
                                     {0, 0, 0, 0}};

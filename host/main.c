@@ -19,6 +19,8 @@ static const char k_usage[] =
     "  split    make a leak-free split: families before --cutoff go to dev, on or after it to test,\n"
     "           spanning it to quarantine; or --three-set demos/dev/test per class\n"
     "  doctor   build features, devices, library versions and self-checks\n"
+    "  embed    sentence vectors of texts with the built-in encoder, into a .npy file\n"
+    "  models   the installed encoder models, with sizes and weight hashes\n"
     "\n"
     "  leakaudit <command> --help   options of a command\n"
     "  leakaudit --version          version\n"
@@ -39,6 +41,8 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "audit")) return la_cmd_audit(argc - 1, argv + 1);
     if (!strcmp(argv[1], "split")) return la_cmd_split(argc - 1, argv + 1);
     if (!strcmp(argv[1], "doctor")) return la_cmd_doctor(argc - 1, argv + 1);
-    fprintf(stderr, "leakaudit: unknown command '%s' (commands: audit, split, doctor; see leakaudit --help)\n", argv[1]);
+    if (!strcmp(argv[1], "embed")) return la_cmd_embed(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "models")) return la_cmd_models(argc - 1, argv + 1);
+    fprintf(stderr, "leakaudit: unknown command '%s' (commands: audit, split, doctor, embed, models; see leakaudit --help)\n", argv[1]);
     return 2;
 }

@@ -1,13 +1,18 @@
 /*
  * tier_semantic.c - the semantic tier in the audit pipeline: embeddings in (.npy per partition, a
- * JSON field, or the built-in lexical embedding), la_semantic_find across the boundary, and the
- * report section with the distribution of every held-out row's nearest seen cosine.
+ * JSON field, the built-in sentence encoder (host/model.c: the default when a model is installed,
+ * long texts as windows) or the built-in lexical embedding), la_semantic_find across the boundary
+ * (over windows when there are any), and the report section: which embedding and why, the model
+ * and its weights hash, the threshold and its source, window pairs, and the distribution of every
+ * held-out row's nearest seen cosine.
  */
 #include "embed_lexical.h"
+#include "model.h"
 #include "npy.h"
 #include "semantic.h"
 #include "tiers.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,9 +63,23 @@ la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *
         return LA_OK;
     }
     if (!strcmp(name, "embed")) {
-        if (!strcmp(arg, "lexical")) o->lexical = 1, o->enabled = 1;
+        o->embed_set = 1;
+        if (!strcmp(arg, "lexical")) o->lexical = 1, o->model = 0, o->enabled = 1;
+        else if (!strcmp(arg, "model")) o->model = 1, o->lexical = 0, o->enabled = 1;
         else if (!strcmp(arg, "none")) o->enabled = 0;
-        else return la_error(LA_EINVAL, "--embed %s: expected lexical or none", arg);
+        else return la_error(LA_EINVAL, "--embed %s: expected model, lexical or none", arg);
+        return LA_OK;
+    }
+    if (!strcmp(name, "model")) {
+        if (!*arg) return la_error(LA_EINVAL, "--model: expected a model name or folder");
+        o->model_name = arg;
+        o->model = 1, o->lexical = 0, o->embed_set = 1, o->enabled = 1;
+        return LA_OK;
+    }
+    if (!strcmp(name, "semantic-windows")) {
+        if (!strcmp(arg, "on")) o->no_windows = 0;
+        else if (!strcmp(arg, "off")) o->no_windows = 1;
+        else return la_error(LA_EINVAL, "--semantic-windows %s: expected on or off", arg);
         return LA_OK;
     }
     if (!strcmp(name, "semantic-threshold")) {
@@ -151,49 +170,347 @@ static int cmp_float(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* What made the vectors of this run, and why (for the report). */
+typedef struct embed_run {
+    float *emb;          /* nrows x dim, or per window with windows */
+    size_t dim;
+    const char *kind;    /* static description */
+    int model;           /* the built-in encoder ran */
+    char model_name[256], model_hash[80];
+    size_t model_window;
+    size_t win;          /* word pieces per window of a long text */
+    char encoder_backend[8], encoder_fallback[512];
+    char why[700];       /* how the embedding was chosen */
+    /* windows (model only): nwin > nrows when some text was longer than the window */
+    size_t nwin;
+    uint32_t *item, *begin, *end;
+} embed_run;
+
+static void embed_run_free(embed_run *r)
+{
+    free(r->emb);
+    free(r->item);
+    free(r->begin);
+    free(r->end);
+    memset(r, 0, sizeof *r);
+}
+
+static int has_text(const char *s)
+{
+    for (; s && *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') return 1;
+    return 0;
+}
+
+/* The built-in encoder over every row's text (as given, not normalized: the model has its own
+ * tokenizer). Rows with no text get zero vectors, which match nothing. */
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads, int windows,
+                             embed_run *r)
+{
+    char dir[PATH_MAX];
+    int dflt = !o->model;
+    if (dflt) la_model_default_installed(dir, sizeof dir);
+    else LA_TRY(la_model_resolve(o->model_name ? o->model_name : LA_MODEL_DEFAULT, dir, sizeof dir));
+    la_model *m;
+    la_status s = la_model_open(dir, &m);
+    if (s != LA_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", la_last_error());
+        return la_error(s, "the sentence encoder model could not be loaded: %s", why);
+    }
+    la_model_set_gpu(m, o->use_gpu);
+    size_t n = la_table_nrows(t), H = la_model_dim(m);
+    const la_row *rows = la_table_rows_const(t);
+    const char **texts = malloc((n + 1) * sizeof *texts);
+    size_t *lens = malloc((n + 1) * sizeof *lens);
+    s = texts && lens ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; s == LA_OK && i < n; i++) {
+        texts[i] = has_text(rows[i].text) ? rows[i].text : "";
+        lens[i] = strlen(texts[i]);
+    }
+    if (s == LA_OK && windows) {
+        /* Windows as long as the held-out items (the 90th percentile of their word pieces, plus a
+         * quarter for rewording, 32 at least): a held-out item inside a long seen text then has a
+         * window of about its own size, whose vector is not diluted by the rest of the text. */
+        size_t nh = 0, *tl = malloc((n + 1) * sizeof *tl);
+        if (!tl) s = la_error(LA_ENOMEM, "out of memory");
+        for (size_t i = 0; tl && i < n; i++)
+            if (rows[i].part == heldout && lens[i]) tl[nh++] = la_model_count_tokens(m, texts[i], lens[i]);
+        qsort(tl, nh, sizeof *tl, cmp_size);
+        r->win = nh ? tl[(size_t)((double)(nh - 1) * 0.9)] * 5 / 4 : 0;
+        if (r->win < 32) r->win = 32;
+        if (r->win > la_model_window(m)) r->win = la_model_window(m);
+        free(tl);
+        if (s == LA_OK)
+            s = la_model_embed_windows(m, texts, lens, n, r->win, threads, &r->emb, &r->item, &r->begin, &r->end,
+                                       &r->nwin);
+        for (size_t w = 0; s == LA_OK && w < r->nwin; w++)
+            if (!lens[r->item[w]]) memset(r->emb + w * H, 0, H * sizeof *r->emb);
+    } else if (s == LA_OK) {
+        r->emb = malloc((n * H + 1) * sizeof *r->emb);
+        s = r->emb ? la_model_embed(m, texts, lens, n, threads, r->emb) : la_error(LA_ENOMEM, "out of memory");
+        for (size_t i = 0; s == LA_OK && i < n; i++)
+            if (!lens[i]) memset(r->emb + i * H, 0, H * sizeof *r->emb);
+        r->nwin = n;
+    }
+    if (s == LA_OK) {
+        r->dim = H;
+        r->model = 1;
+        r->kind = "model (built-in sentence encoder: similarity of meaning)";
+        snprintf(r->model_name, sizeof r->model_name, "%s", la_model_name(m));
+        snprintf(r->model_hash, sizeof r->model_hash, "%s", la_model_weights_hash(m));
+        r->model_window = la_model_window(m) + 2;
+        const char *fb;
+        snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(m, &fb));
+        snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
+        if (dflt)
+            snprintf(r->why, sizeof r->why, "default: model %s is installed in %s", la_model_name(m), la_model_root());
+        else
+            snprintf(r->why, sizeof r->why, "asked for (%s)", o->model_name ? "--model" : "--embed model");
+    }
+    free(texts);
+    free(lens);
+    la_model_free(m);
+    return s;
+}
+
+static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
+                            int threads, int windows, embed_run *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t n = la_table_nrows(t);
+    la_status s;
+    char dir[PATH_MAX];
+    if (o->nemb) {
+        r->kind = "embeddings from .npy files";
+        snprintf(r->why, sizeof r->why, "vectors brought in (--embeddings)");
+        s = load_npy(o, L, t, &r->emb, &r->dim);
+    } else if (o->embedding_field) {
+        r->kind = "embeddings from a JSON field";
+        snprintf(r->why, sizeof r->why, "vectors brought in (--embedding-field)");
+        r->dim = L->emb_dim;
+        r->emb = malloc((n * r->dim + 1) * sizeof *r->emb);
+        s = r->emb ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+        if (s == LA_OK && n) memcpy(r->emb, L->emb, n * r->dim * sizeof *r->emb);
+    } else if (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir))) {
+        return embed_model(o, t, heldout, threads, windows, r);
+    } else {
+        r->kind = "lexical (built-in TF-IDF of words and character n-grams: similarity of wording, not meaning)";
+        if (o->embed_set)
+            snprintf(r->why, sizeof r->why, "asked for (--embed lexical)");
+        else
+            snprintf(r->why, sizeof r->why, "no sentence encoder model is installed in %s (scripts/install-deps.sh "
+                     "installs %s)", la_model_root(), LA_MODEL_DEFAULT);
+        s = la_semantic_embed_lexical(t, o->lexical_dim, threads, &r->emb);
+        if (s == LA_OK) r->dim = o->lexical_dim ? o->lexical_dim : LA_EMBED_LEXICAL_DIM;
+    }
+    r->nwin = n;
+    if (s != LA_OK) embed_run_free(r);
+    return s;
+}
+
 la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
                                  float **out, size_t *out_dim, const char **out_kind)
 {
-    size_t n = la_table_nrows(t), dim = 0;
-    float *emb = NULL;
-    const char *kind;
-    la_status s;
-    if (o->nemb) {
-        kind = "embeddings from .npy files";
-        s = load_npy(o, L, t, &emb, &dim);
-    } else if (o->embedding_field) {
-        kind = "embeddings from a JSON field";
-        dim = L->emb_dim;
-        emb = malloc((n * dim + 1) * sizeof *emb);
-        s = emb ? LA_OK : la_error(LA_ENOMEM, "out of memory");
-        if (s == LA_OK && n) memcpy(emb, L->emb, n * dim * sizeof *emb);
-    } else {
-        kind = "lexical (built-in TF-IDF of words and character n-grams: similarity of wording, not meaning)";
-        s = la_semantic_embed_lexical(t, o->lexical_dim, threads, &emb);
-        if (s == LA_OK) dim = o->lexical_dim ? o->lexical_dim : LA_EMBED_LEXICAL_DIM;
-    }
-    if (s != LA_OK) return s;
-    *out = emb;
-    *out_dim = dim;
-    *out_kind = kind;
+    embed_run r;
+    LA_TRY(embed_rows(o, L, t, UINT32_MAX, threads, 0, &r));
+    *out = r.emb;
+    *out_dim = r.dim;
+    *out_kind = r.kind;
+    r.emb = NULL;
+    embed_run_free(&r);
     return LA_OK;
+}
+
+/* Texts embedded as more than one window. */
+static size_t texts_windowed(const embed_run *r)
+{
+    size_t k = 0;
+    for (size_t w = 1; r->item && w < r->nwin; w++) k += r->item[w] == r->item[w - 1] && (w < 2 || r->item[w - 2] != r->item[w]);
+    return k;
+}
+
+static int uses_model(const la_semantic_opts *o)
+{
+    char dir[PATH_MAX];
+    return !o->nemb && !o->embedding_field && (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir)));
 }
 
 double la_semantic_threshold_for(const la_semantic_opts *o)
 {
     return !isnan(o->threshold) ? o->threshold
-           : (o->nemb || o->embedding_field) ? LA_SEMANTIC_THRESHOLD_MODEL
-                                             : LA_SEMANTIC_THRESHOLD_LEXICAL;
+           : (o->nemb || o->embedding_field || uses_model(o)) ? LA_SEMANTIC_THRESHOLD_MODEL
+                                                              : LA_SEMANTIC_THRESHOLD_LEXICAL;
+}
+
+/* One pair found through windows, for the report. */
+typedef struct win_hit {
+    uint32_t a, b;           /* table rows (seen, held-out) */
+    uint32_t wa, wb;         /* their windows */
+    float cosine;
+} win_hit;
+
+/* By held-out text, then seen text, then best cosine first. */
+static int cmp_win_hit(const void *x, const void *y)
+{
+    const win_hit *p = x, *q = y;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->cosine != q->cosine) return p->cosine > q->cosine ? -1 : 1;
+    if (p->wa != q->wa) return p->wa < q->wa ? -1 : 1;
+    return (p->wb > q->wb) - (p->wb < q->wb);
+}
+
+typedef struct cand {
+    uint32_t item;
+    float cosine;
+} cand;
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const cand *p = x, *q = y;
+    if (p->cosine != q->cosine) return p->cosine > q->cosine ? -1 : 1;
+    return (p->item > q->item) - (p->item < q->item);
+}
+
+/*
+ * The search over windows: a table of windows (each in its text's partition) goes through
+ * la_semantic_find; a pair of texts takes its best window pair, a held-out text's nearest seen
+ * texts are the best over its windows' lists. Pairs are appended to `pairs` in (b, a) order with
+ * the window that matched kept in *hits (pairs where a side has more than one window).
+ */
+static la_status search_windows(const la_table *t, uint32_t heldout, const embed_run *r, const la_semantic_params *p,
+                                la_pairs *pairs, la_semantic_nearest *nn, la_semantic_stats *st, win_hit **hits,
+                                size_t *nhits)
+{
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    la_table *wt = NULL;
+    la_pairs wp = {0};
+    la_semantic_nearest wn;
+    memset(&wn, 0, sizeof wn);
+    uint32_t *nwin_of = calloc(n + 1, sizeof *nwin_of);
+    cand *cs = NULL;
+    la_status s = nwin_of ? la_table_new(&wt) : la_error(LA_ENOMEM, "out of memory");
+    for (uint32_t k = 0; s == LA_OK && k < la_table_npart(t); k++) {
+        uint32_t idx;
+        s = la_table_part(wt, la_table_part_name(t, k), &idx);
+    }
+    for (size_t w = 0; s == LA_OK && w < r->nwin; w++) {
+        char id[32];
+        int len = snprintf(id, sizeof id, "w%zu", w);
+        la_row row;
+        memset(&row, 0, sizeof row);
+        row.part = rows[r->item[w]].part;
+        row.date = LA_NO_DATE;
+        row.score = NAN;
+        row.ordinal = (uint32_t)w;
+        nwin_of[r->item[w]]++;
+        size_t at;
+        s = la_table_strdup(wt, id, (size_t)len, &row.id);
+        if (s == LA_OK) s = la_table_append(wt, &row, &at);
+    }
+    if (s == LA_OK) s = la_semantic_find(wt, heldout, r->emb, r->dim, p, &wp, &wn, st);
+    /* pairs of texts: the best window pair of each */
+    win_hit *all = s == LA_OK ? malloc((wp.n + 1) * sizeof *all) : NULL;
+    if (s == LA_OK && !all) s = la_error(LA_ENOMEM, "out of memory");
+    for (size_t k = 0; s == LA_OK && k < wp.n; k++)
+        all[k] = (win_hit){r->item[wp.v[k].a], r->item[wp.v[k].b], wp.v[k].a, wp.v[k].b, wp.v[k].cosine};
+    if (s == LA_OK) qsort(all, wp.n, sizeof *all, cmp_win_hit);
+    *hits = NULL;
+    *nhits = 0;
+    size_t caph = 0;
+    for (size_t k = 0; s == LA_OK && k < wp.n; k++) {
+        if (k && all[k].a == all[k - 1].a && all[k].b == all[k - 1].b) continue;
+        la_pair q = la_pair_make(all[k].a, all[k].b, LA_KIND_SEMANTIC);
+        q.cosine = all[k].cosine;
+        s = la_pairs_push(pairs, &q);
+        if (s == LA_OK && (nwin_of[q.a] > 1 || nwin_of[q.b] > 1)) {
+            if (*nhits == caph) {
+                caph = caph ? 2 * caph : 64;
+                win_hit *h = realloc(*hits, caph * sizeof *h);
+                if (!h) {
+                    s = la_error(LA_ENOMEM, "out of memory");
+                    break;
+                }
+                *hits = h;
+            }
+            (*hits)[(*nhits)++] = all[k];
+        }
+    }
+    free(all);
+    /* nearest seen texts of each held-out text */
+    size_t nh = 0;
+    for (size_t i = 0; i < n; i++) nh += rows[i].part == heldout;
+    uint32_t K = wn.k ? wn.k : 1;
+    memset(nn, 0, sizeof *nn);
+    nn->n = nh;
+    nn->k = K;
+    nn->row = malloc((nh + 1) * sizeof *nn->row);
+    nn->seen = malloc((nh * K + 1) * sizeof *nn->seen);
+    nn->cosine = malloc((nh * K + 1) * sizeof *nn->cosine);
+    if (s == LA_OK && (!nn->row || !nn->seen || !nn->cosine)) s = la_error(LA_ENOMEM, "out of memory");
+    size_t wi = 0, hi = 0, capc = 0;
+    for (size_t i = 0; s == LA_OK && i < n; i++) {
+        if (rows[i].part != heldout) continue;
+        size_t nc = 0;
+        for (; wi < wn.n && r->item[wn.row[wi]] == i; wi++)
+            for (uint32_t k = 0; k < wn.k && wn.seen[wi * wn.k + k] != LA_SEMANTIC_NONE; k++) {
+                if (nc == capc) {
+                    capc = capc ? 2 * capc : 64;
+                    cand *c = realloc(cs, capc * sizeof *c);
+                    if (!c) {
+                        s = la_error(LA_ENOMEM, "out of memory");
+                        break;
+                    }
+                    cs = c;
+                }
+                cs[nc++] = (cand){r->item[wn.seen[wi * wn.k + k]], wn.cosine[wi * wn.k + k]};
+            }
+        qsort(cs, nc, sizeof *cs, cmp_cand);
+        nn->row[hi] = (uint32_t)i;
+        uint32_t got = 0;
+        for (size_t c = 0; c < nc && got < K; c++) {
+            int dup = 0;
+            for (uint32_t g = 0; g < got && !dup; g++) dup = nn->seen[hi * K + g] == cs[c].item;
+            if (dup) continue;
+            nn->seen[hi * K + got] = cs[c].item;
+            nn->cosine[hi * K + got++] = cs[c].cosine;
+        }
+        for (; got < K; got++) nn->seen[hi * K + got] = LA_SEMANTIC_NONE, nn->cosine[hi * K + got] = NAN;
+        hi++;
+    }
+    if (s == LA_OK) {
+        st->n_heldout = nh;
+        st->n_seen = n - nh;
+    } else {
+        la_semantic_nearest_free(nn);
+        free(*hits);
+        *hits = NULL;
+        *nhits = 0;
+    }
+    free(cs);
+    free(nwin_of);
+    la_pairs_free(&wp);
+    la_semantic_nearest_free(&wn);
+    la_table_free(wt);
+    return s;
 }
 
 la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
                            int threads, la_pairs *pairs, la_tier_out *out)
 {
     memset(out, 0, sizeof *out);
-    size_t dim = 0;
-    float *emb = NULL;
-    const char *kind;
-    LA_TRY(la_semantic_embeddings(o, L, t, threads, &emb, &dim, &kind));
+    embed_run run;
+    LA_TRY(embed_rows(o, L, t, heldout, threads, !o->no_windows, &run));
+    size_t dim = run.dim;
+    const char *kind = run.kind;
     la_status s;
     la_semantic_params p;
     la_semantic_params_default(&p);
@@ -206,10 +523,16 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     memset(&nn, 0, sizeof nn);
     la_semantic_stats st;
     memset(&st, 0, sizeof st);
-    size_t before = pairs->n;
-    s = la_semantic_find(t, heldout, emb, dim, &p, pairs, &nn, &st);
-    free(emb);
-    if (s != LA_OK) return s;
+    size_t before = pairs->n, nhits = 0;
+    win_hit *hits = NULL;
+    if (run.nwin > la_table_nrows(t))
+        s = search_windows(t, heldout, &run, &p, pairs, &nn, &st, &hits, &nhits);
+    else
+        s = la_semantic_find(t, heldout, run.emb, dim, &p, pairs, &nn, &st);
+    if (s != LA_OK) {
+        embed_run_free(&run);
+        return s;
+    }
     out->seconds = st.seconds;
     out->backend = st.backend ? st.backend : "cpu";
     snprintf(out->fallback, sizeof out->fallback, "%s", st.fallback);
@@ -219,6 +542,8 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     float *best = malloc((nn.n + 1) * sizeof *best);
     if (!best) {
         la_semantic_nearest_free(&nn);
+        free(hits);
+        embed_run_free(&run);
         return la_error(LA_ENOMEM, "out of memory");
     }
     size_t nb = 0, hist[20] = {0};
@@ -247,8 +572,40 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     la_buf *j = &out->json;
     la_buf_puts(j, "{\"embedding\": ");
     la_buf_json_str(j, kind);
+    la_buf_puts(j, ", \"embedding_choice\": ");
+    la_buf_json_str(j, run.why);
+    if (run.model) {
+        la_buf_puts(j, ", \"model\": {\"name\": ");
+        la_buf_json_str(j, run.model_name);
+        la_buf_printf(j, ", \"encoder_backend\": \"%s\", \"encoder_fallback\": ", run.encoder_backend);
+        la_buf_json_str(j, run.encoder_fallback);
+        la_buf_printf(j, ", \"weights\": \"%s\", \"window_tokens\": %zu, \"windows\": %s, \"long_text_window_tokens\": %zu, "
+                      "\"texts_windowed\": %zu}",
+                      run.model_hash, run.model_window, o->no_windows ? "false" : "true", run.win,
+                      texts_windowed(&run));
+    }
+    const char *tsrc = !isnan(o->threshold) ? "--semantic-threshold"
+                       : run.model ? "default for model embeddings (0.82, calibrated with all-MiniLM-L6-v2 on GSM8K "
+                                     "rephrases: docs/semantic.md)"
+                       : (o->nemb || o->embedding_field) ? "default for model embeddings brought in (0.82, calibrated "
+                                                           "with all-MiniLM-L6-v2: docs/semantic.md)"
+                                                         : "default for the lexical embedding (0.50: docs/semantic.md)";
     la_buf_printf(j, ", \"dim\": %zu, \"threshold\": ", dim);
     la_buf_json_num(j, p.threshold);
+    la_buf_puts(j, ", \"threshold_source\": ");
+    la_buf_json_str(j, tsrc);
+    if (nhits) {
+        la_buf_puts(j, ", \"window_pairs\": [");
+        for (size_t k = 0; k < nhits; k++) {
+            la_buf_puts(j, k ? ", {\"id_a\": " : "{\"id_a\": ");
+            la_buf_json_str(j, rows[hits[k].a].id);
+            la_buf_printf(j, ", \"bytes_a\": [%u, %u], \"id_b\": ", run.begin[hits[k].wa], run.end[hits[k].wa]);
+            la_buf_json_str(j, rows[hits[k].b].id);
+            la_buf_printf(j, ", \"bytes_b\": [%u, %u], \"cosine\": %.6f}", run.begin[hits[k].wb], run.end[hits[k].wb],
+                          hits[k].cosine);
+        }
+        la_buf_puts(j, "]");
+    }
     la_buf_printf(j, ", \"backend\": \"%s\", \"method\": \"%s\", \"pairs\": %zu, \"heldout_rows\": %zu, \"seen_rows\": %zu, "
                      "\"nearest_cosine\": {\"rows\": %zu, \"quantiles\": {\"p50\": ",
                   out->backend, st.method ? st.method : "", pairs->n - before, st.n_heldout, st.n_seen, nb);
@@ -264,22 +621,39 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     la_buf_puts(j, "]}}}");
 
     la_buf *m = &out->md;
-    la_buf_printf(m, "\n## Semantic similarity\n\nEmbedding: %s, %zu dimensions; threshold cosine %.2f; %zu pairs at or "
-                     "above it.%s\n\nNearest seen row per held-out row: median cosine %.3f, 90th percentile %.3f, max "
+    la_buf_printf(m, "\n## Semantic similarity\n\nEmbedding: %s, %zu dimensions (%s); threshold cosine %.2f (%s); %zu "
+                     "pairs at or above it.%s\n",
+                  kind, dim, run.why, p.threshold, tsrc, pairs->n - before,
+                  o->nemb || o->embedding_field || run.model
+                      ? ""
+                      : " Lexical similarity flags shared wording; reworded copies need model embeddings (--embed "
+                        "model once a model is installed, or --embeddings PART=FILE.npy).");
+    if (run.model)
+        la_buf_printf(m, "\nModel: %s, weights %s; texts longer than %zu tokens are embedded as %s%.0zu%s.\n",
+                      run.model_name, run.model_hash, run.model_window,
+                      o->no_windows ? "their first window only (--semantic-windows off)"
+                                    : "overlapping sentence-aligned windows of up to ",
+                      o->no_windows ? (size_t)0 : run.win,
+                      o->no_windows ? "" : " tokens (about the held-out items' length), a pair matching when any two "
+                                           "windows do");
+    for (size_t k = 0; k < nhits && k < 10; k++)
+        la_buf_printf(m, "%s- `%s` bytes %u-%u ~ `%s` bytes %u-%u: cosine %.3f\n",
+                      k ? "" : "\nPairs found through windows of long texts (all in report.json):\n\n", rows[hits[k].a].id,
+                      run.begin[hits[k].wa], run.end[hits[k].wa], rows[hits[k].b].id, run.begin[hits[k].wb],
+                      run.end[hits[k].wb], hits[k].cosine);
+    la_buf_printf(m, "\nNearest seen row per held-out row: median cosine %.3f, 90th percentile %.3f, max "
                      "%.3f (every row's nearest is in nearest.jsonl).\n",
-                  kind, dim, p.threshold, pairs->n - before,
-                  o->nemb || o->embedding_field ? "" : " Lexical similarity flags shared wording; reworded copies need "
-                                                      "model embeddings (--embeddings PART=FILE.npy).",
                   Q(0.5), Q(0.9), nb ? (double)best[nb - 1] : NAN);
     /* the histogram of nearest cosines as an SVG bar chart */
     la_buf *h = &out->html;
     size_t peak = 1;
     for (int k = 0; k < 20; k++)
         if (hist[k] > peak) peak = hist[k];
-    la_buf_printf(h, "<h2>Semantic similarity</h2><p>Embedding: %s, %zu dimensions; threshold cosine %.2f; %zu pairs at "
-                     "or above it. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile %.3f):"
-                     "</p>\n<svg width=\"620\" height=\"190\" role=\"img\" aria-label=\"histogram of nearest cosines\">",
-                  kind, dim, p.threshold, pairs->n - before, Q(0.5), Q(0.9));
+    la_buf_printf(h, "<h2>Semantic similarity</h2><p>Embedding: %s%s%s, %zu dimensions; threshold cosine %.2f; %zu pairs "
+                     "at or above it. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile "
+                     "%.3f):</p>\n<svg width=\"620\" height=\"190\" role=\"img\" aria-label=\"histogram of nearest cosines\">",
+                  kind, run.model ? ", model " : "", run.model ? run.model_name : "", dim, p.threshold,
+                  pairs->n - before, Q(0.5), Q(0.9));
     for (int k = 0; k < 20; k++) {
         double bh = 140.0 * (double)hist[k] / (double)peak;
         double lo = -1.0 + 0.1 * k;
@@ -294,6 +668,8 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
                   10 + 300 * (p.threshold + 1.0), 10 + 300 * (p.threshold + 1.0));
 #undef Q
     free(best);
+    free(hits);
+    embed_run_free(&run);
     la_semantic_nearest_free(&nn);
     if (la_buf_status(j) != LA_OK || la_buf_status(m) != LA_OK || la_buf_status(&out->extra) != LA_OK ||
         la_buf_status(&out->html) != LA_OK)

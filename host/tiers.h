@@ -26,18 +26,23 @@ typedef struct la_semantic_opts {
     unsigned topk;
     unsigned lexical_dim;
     int use_gpu;                 /* set by the pipeline from --backend */
+    int model;                   /* --embed model (or --model): the built-in sentence encoder */
+    int embed_set;               /* --embed was given: no default choice is made */
+    const char *model_name;      /* --model NAME|DIR (default: LA_MODEL_DEFAULT) */
+    int no_windows;              /* --semantic-windows off: one vector per row, cut at the window */
 } la_semantic_opts;
 
 void la_semantic_opts_init(la_semantic_opts *o);
 void la_semantic_opts_free(la_semantic_opts *o);
-/* Options: "embeddings", "embedding-field", "embed", "semantic-threshold", "semantic-method",
- * "semantic-topk". Returns LA_EUNSUPPORTED for other names. */
+/* Options: "embeddings", "embedding-field", "embed", "model", "semantic-threshold",
+ * "semantic-method", "semantic-topk", "semantic-windows". Returns LA_EUNSUPPORTED for other names. */
 
 /* The semantic getopt_long entries both commands take, all reporting option id `id`; audit adds
  * --semantic-method and --semantic-topk. */
 #define LA_SEMANTIC_LONG_OPTIONS(id)                                                                      \
     {"embeddings", required_argument, 0, id}, {"embedding-field", required_argument, 0, id},             \
-    {"embed", required_argument, 0, id}, {"semantic-threshold", required_argument, 0, id}
+    {"embed", required_argument, 0, id}, {"semantic-threshold", required_argument, 0, id},               \
+    {"model", required_argument, 0, id}
 la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *arg);
 
 typedef struct la_near_opts_cli {

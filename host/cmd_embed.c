@@ -1,0 +1,184 @@
+/*
+ * cmd_embed.c - `leakaudit embed FILE... --out X.npy`: sentence vectors of every record's text with
+ * the built-in encoder, one float32 row per record in input order, for --embeddings later or for
+ * any other tool. Inputs: JSONL, CSV or TSV (the text field, default "text"), or plain text files
+ * (.txt: one text per line).
+ */
+#include "cli.h"
+#include "commands.h"
+#include "input.h"
+#include "model.h"
+#include "npy.h"
+#include "records.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char k_help[] =
+    "Usage: leakaudit embed FILE... --out X.npy [options]\n"
+    "\n"
+    "Embeds the text of every record with the built-in sentence encoder and writes the unit vectors\n"
+    "as a float32 .npy matrix, one row per record in input order (files one after another): the\n"
+    "vectors `audit --embeddings PART=X.npy` computes itself with --embed model.\n"
+    "\n"
+    "  --out X.npy          output file (required)\n"
+    "  --text-field F       the text field of JSONL/CSV/TSV records (default text)\n"
+    "  --format auto|jsonl|csv|tsv|txt  input format (default auto; .txt files: one text per line)\n"
+    "  --model NAME|DIR     installed model name or a model folder (default " LA_MODEL_DEFAULT ")\n"
+    "  --threads N          worker threads (default 0: all cores)\n"
+    "  --batch N            sequences per encoder batch (default 128; texts are sorted by length)\n"
+    "\n"
+    "Exit 0 on success, 2 on bad input or usage (a missing field names the file and line), 3 internal.\n";
+
+typedef struct texts {
+    char **v;
+    size_t *len;
+    size_t n, cap;
+    const char *field, *path;
+    la_status err;
+} texts;
+
+static la_status push(texts *t, const char *s, size_t n)
+{
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? 2 * t->cap : 1024;
+        char **v = realloc(t->v, nc * sizeof *v);
+        if (v) t->v = v;
+        size_t *l = realloc(t->len, nc * sizeof *l);
+        if (l) t->len = l;
+        if (!v || !l) return la_error(LA_ENOMEM, "out of memory");
+        t->cap = nc;
+    }
+    if (!(t->v[t->n] = strndup(s, n))) return la_error(LA_ENOMEM, "out of memory");
+    t->len[t->n++] = n;
+    return LA_OK;
+}
+
+static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                           const char *perr)
+{
+    texts *t = ctx;
+    if (!rec) return la_error(LA_EINPUT, "%s:%u: %s", t->path, line, perr ? perr : "cannot parse the record");
+    json_object *x;
+    if (!json_object_object_get_ex(rec, t->field, &x) || !json_object_is_type(x, json_type_string))
+        return la_error(LA_EINPUT, "%s:%u: %s: missing or not a string (set --text-field)", t->path, line, t->field);
+    return push(t, json_object_get_string(x), (size_t)json_object_get_string_len(x));
+}
+
+static la_status read_txt(texts *t, const la_input *in)
+{
+    const char *p = in->data, *e = in->data + in->len;
+    while (p < e) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        const char *q = nl ? nl : e;
+        size_t n = (size_t)(q - p);
+        if (n && p[n - 1] == '\r') n--;
+        LA_TRY(push(t, p, n));
+        p = q + 1;
+    }
+    return LA_OK;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+int la_cmd_embed(int argc, char **argv)
+{
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},       {"text-field", required_argument, 0, 'f'},
+                                         {"format", required_argument, 0, 'F'},    {"model", required_argument, 0, 'm'},
+                                         {"threads", required_argument, 0, 't'},   {"help", no_argument, 0, 'h'},
+                                         {"batch", required_argument, 0, 'b'},
+                                         {0, 0, 0, 0}};
+    const char *out = NULL, *model = LA_MODEL_DEFAULT, *fmt_s = "auto";
+    texts t = {0};
+    t.field = "text";
+    int threads = 0, c;
+    long batch = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'f': t.field = optarg; break;
+        case 'F': fmt_s = optarg; break;
+        case 'm': model = optarg; break;
+        case 't': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || !*optarg || v < 0 || v > 4096) {
+                fprintf(stderr, "leakaudit embed: --threads %s: expected 0 (all cores) to 4096\n", optarg);
+                return LA_EXIT_USAGE;
+            }
+            threads = (int)v;
+            break;
+        }
+        case 'b':
+            batch = atol(optarg);
+            if (batch < 1 || batch > 4096) {
+                fprintf(stderr, "leakaudit embed: --batch %s: expected 1 to 4096 sequences\n", optarg);
+                return LA_EXIT_USAGE;
+            }
+            break;
+        case 'h': fputs(k_help, stdout); return 0;
+        default: fprintf(stderr, "leakaudit embed: see leakaudit embed --help\n"); return LA_EXIT_USAGE;
+        }
+    }
+    if (!out || optind >= argc) {
+        fprintf(stderr, "leakaudit embed: %s (see leakaudit embed --help)\n",
+                !out ? "--out X.npy is required" : "no input files");
+        return LA_EXIT_USAGE;
+    }
+    int txt = !strcmp(fmt_s, "txt");
+    la_format fmt = LA_FMT_AUTO;
+    if (!txt && la_format_parse(fmt_s, &fmt) != LA_OK) {
+        fprintf(stderr, "leakaudit embed: --format %s: expected auto, jsonl, csv, tsv or txt\n", fmt_s);
+        return LA_EXIT_USAGE;
+    }
+    char dir[PATH_MAX];
+    la_model *m = NULL;
+    la_status s = la_model_resolve(model, dir, sizeof dir);
+    for (int i = optind; s == LA_OK && i < argc; i++) {
+        la_input in;
+        if ((s = la_input_read(argv[i], &in)) != LA_OK) break;
+        t.path = argv[i];
+        char ext[16];
+        la_input_format_ext(argv[i], ext);
+        if (txt || (fmt == LA_FMT_AUTO && (!strcmp(ext, "txt") || ends_with(argv[i], ".txt"))))
+            s = read_txt(&t, &in);
+        else
+            s = la_records_each(&in, argv[i], fmt == LA_FMT_AUTO ? la_format_detect(argv[i], &in) : fmt, on_record, &t);
+        la_input_free(&in);
+    }
+    double t0 = la_cli_now();
+    if (s == LA_OK) s = la_model_open(dir, &m);
+    float *vec = NULL;
+    double t1 = la_cli_now();
+    if (s == LA_OK) {
+        la_model_set_batch(m, (size_t)batch);
+        vec = malloc((t.n * la_model_dim(m) + 1) * sizeof *vec);
+        s = vec ? la_model_embed(m, (const char *const *)t.v, t.len, t.n, threads, vec)
+                : la_error(LA_ENOMEM, "out of memory");
+    }
+    double t2 = la_cli_now();
+    if (s == LA_OK) s = la_npy_write(out, vec, t.n, la_model_dim(m));
+    int rc = 0;
+    if (s == LA_OK) {
+        fprintf(stderr, "leakaudit embed: %zu texts, %s (%zu dimensions, weights %s), %.2f s (model load %.2f s, "
+                "encoding %.2f s: %.1f texts/s) -> %s\n", t.n, la_model_name(m), la_model_dim(m),
+                la_model_weights_hash(m), la_cli_now() - t0, t1 - t0, t2 - t1, (double)t.n / (t2 - t1), out);
+    } else {
+        fprintf(stderr, "leakaudit embed: %s\n", la_last_error());
+        rc = s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
+    }
+    for (size_t i = 0; i < t.n; i++) free(t.v[i]);
+    free(t.v);
+    free(t.len);
+    free(vec);
+    la_model_free(m);
+    return rc;
+}

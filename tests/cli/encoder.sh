@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The built-in sentence encoder from the command line: `leakaudit embed` writes one unit vector per
+# record; an audit with no vectors given uses the installed model by default and records its name,
+# weights hash, threshold and why; a reworded copy is found by meaning where the lexical embedding
+# misses it; a question hidden after a long passage is found through windows (and named), not
+# without them; bad input and broken models exit 2 naming the file. The parts that need the real
+# model skip (exit 77) when scripts/install-deps.sh has not installed it.
+source "$(dirname "$0")/lib.bash"
+
+cat >dev.jsonl <<'J'
+{"id":"d1","text":"How long does the kettle take to boil?"}
+{"id":"d2","text":"Sam bought three apples and ate one of them. How many apples does he have now?"}
+{"id":"d3","text":"Name the largest ocean on Earth."}
+J
+cat >test.jsonl <<'J'
+{"id":"t1","text":"After purchasing 3 apples, Sam consumes a single one. What number of apples remain with him?"}
+{"id":"t2","text":"Which planet is known for its rings?"}
+J
+
+check "usage errors and a broken model folder exit 2 and name what is wrong (no model needed)"
+la embed dev.jsonl
+expect_rc 2
+grep -q -- "--out" err.txt || fail "should say --out is required"
+mkdir -p broken
+printf '{"model_type": "bert"}' >broken/config.json
+la embed dev.jsonl --model ./broken --out x.npy
+expect_rc 2
+grep -q "broken/config.json" err.txt && grep -q "hidden_size" err.txt || fail "should name config.json and the field"
+la audit --dev dev.jsonl --test test.jsonl --model ./nowhere --out o
+expect_rc 2
+grep -q "nowhere" err.txt || fail "should name the missing folder"
+[ ! -e o ] || fail "nothing should be written"
+
+check "with no model installed the default is lexical, and the report says why"
+mkdir -p empty-models
+LEAKAUDIT_MODELS="$PWD/empty-models" la audit --dev dev.jsonl --test test.jsonl --near off --out lex
+expect_rc 0
+python3 - lex/report.json <<'PY' || fail "report.json should record the lexical choice and its reason"
+import json, sys
+s = json.load(open(sys.argv[1]))["findings"]["semantic"]
+assert s["embedding"].startswith("lexical"), s
+assert "no sentence encoder model is installed" in s["embedding_choice"], s
+assert s["threshold"] == 0.5 and "lexical" in s["threshold_source"], s
+assert "model" not in s
+PY
+LEAKAUDIT_MODELS="$PWD/empty-models" la models
+expect_rc 0
+grep -q "No models installed" out.txt || fail "models should say none are installed"
+LEAKAUDIT_MODELS="$PWD/empty-models" la audit --dev dev.jsonl --test test.jsonl --embed model --out o
+expect_rc 2
+grep -q "is not installed in $PWD/empty-models" err.txt || fail "--embed model without a model should say where it looked"
+mkdir -p bad-models/half
+cp broken/config.json bad-models/half/
+LEAKAUDIT_MODELS="$PWD/bad-models" la models
+expect_rc 2
+grep -q "half  BROKEN: .*config.json" out.txt || fail "models should flag a broken installed model"
+
+if ! "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2 (default)"; then
+    echo "skipped: model all-MiniLM-L6-v2 is not installed (scripts/install-deps.sh installs it)"
+    exit 77
+fi
+
+check "leakaudit models lists the default model with its hash"
+la models
+expect_rc 0
+hash=$(grep -o "blake2b-256:[0-9a-f]\{64\}" out.txt | head -1)
+[ -n "$hash" ] || fail "models should print the weights hash"
+
+check "leakaudit embed: one unit vector per record; the rewording is nearer than unrelated text"
+la embed dev.jsonl test.jsonl --out v.npy
+expect_rc 0
+python3 - v.npy <<'PY' || fail "v.npy is not as expected"
+import struct, sys, math
+b = open(sys.argv[1], "rb").read()
+hl = struct.unpack("<H", b[8:10])[0]
+hdr = b[10:10 + hl].decode()
+assert "'<f4'" in hdr and "(5, 384)" in hdr, hdr
+v = struct.unpack("<%df" % (5 * 384), b[10 + hl:])
+rows = [v[i * 384:(i + 1) * 384] for i in range(5)]
+dot = lambda a, c: sum(x * y for x, y in zip(a, c))
+for r in rows:
+    assert abs(dot(r, r) - 1) < 1e-5
+assert dot(rows[1], rows[3]) > 0.8, dot(rows[1], rows[3])           # d2 ~ t1
+assert dot(rows[1], rows[3]) > dot(rows[0], rows[3]) + 0.3
+PY
+printf '{"id":"x","text":"fine"}\n{"id":"y","body":"no text"}\n' >bad.jsonl
+la embed bad.jsonl --out b.npy
+expect_rc 2
+grep -q "bad.jsonl:2: text" err.txt || fail "should name the file, line and field"
+
+check "audit by default uses the model: the rewording is a semantic pair; the report records the model"
+la audit --dev dev.jsonl --test test.jsonl --near off --out m
+# exit 1 when the link gates the run; a gate that lets a reworded (related-grade) link through exits 0
+[ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+python3 - m/report.json m/pairs.jsonl "$hash" <<'PY' || fail "report.json should record the model"
+import json, sys
+s = json.load(open(sys.argv[1]))["findings"]["semantic"]
+assert s["model"]["name"] == "all-MiniLM-L6-v2" and s["model"]["weights"] == sys.argv[3], s
+assert s["embedding_choice"].startswith("default: model all-MiniLM-L6-v2 is installed"), s
+assert s["threshold"] == 0.82 and "all-MiniLM-L6-v2" in s["threshold_source"], s
+p = [json.loads(l) for l in open(sys.argv[2])]
+assert [(x["id_a"], x["id_b"]) for x in p] == [("d2", "t1")], p
+PY
+grep -q "Model: all-MiniLM-L6-v2, weights $hash" m/report.md || fail "report.md should name the model and hash"
+la audit --dev dev.jsonl --test test.jsonl --near off --embed lexical --out l
+expect_rc 0
+grep -q '"embedding_choice": "asked for (--embed lexical)"' l/report.json || fail "the explicit choice should be recorded"
+
+check "a rephrased question after a long passage is found through windows, and the windows are named"
+python3 - <<'PY'
+import json
+filler = " ".join("Paragraph %d describes the history of the town library, its opening hours, the reading "
+                  "room on the second floor and the volunteers who sort the returned books." % i for i in range(14))
+q = "A train leaves the station at 3 pm travelling at 60 miles per hour. How far has it gone by 5 pm?"
+with open("long_dev.jsonl", "w") as f:
+    f.write(json.dumps({"id": "passage", "text": filler + " " + q}) + "\n")
+    f.write(json.dumps({"id": "other", "text": "Which planet is the largest in the solar system?"}) + "\n")
+with open("long_test.jsonl", "w") as f:
+    f.write(json.dumps({"id": "q", "text": "By 5 pm, how many miles has a train covered if it departed at 3 pm going 60 mph?"}) + "\n")
+PY
+la audit --dev long_dev.jsonl --test long_test.jsonl --near off --out w
+[ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+python3 - w/report.json <<'PY' || fail "the windowed pair should be reported with its byte ranges"
+import json, sys
+s = json.load(open(sys.argv[1]))["findings"]["semantic"]
+assert s["model"]["texts_windowed"] >= 1, s["model"]
+wp = s["window_pairs"]
+assert len(wp) == 1 and wp[0]["id_a"] == "passage" and wp[0]["id_b"] == "q", wp
+text = json.loads(open("long_dev.jsonl").readline())["text"]
+b, e = wp[0]["bytes_a"]
+assert b > 0 and "How far has it gone" in text.encode()[b:e].decode(), (b, e)
+PY
+grep -q "Pairs found through windows" w/report.md || fail "report.md should list the windowed pair"
+la audit --dev long_dev.jsonl --test long_test.jsonl --near off --semantic-windows off --out nw
+expect_rc 0
