@@ -350,7 +350,7 @@ int la_cmd_audit(int argc, char **argv)
         la_grade_params gp;
         la_grade_params_default(&gp);
         gp.threads = c.threads;
-        gp.semantic_lexical = aopt.semantic.nemb == 0 && !aopt.semantic.embedding_field;
+        gp.semantic_lexical = la_semantic_is_lexical(&aopt.semantic);
         s = la_grade_pairs(t, &gp, &pairs, &gst);
     }
     if (s == LA_OK) {

@@ -342,6 +342,11 @@ static int uses_model(const la_semantic_opts *o)
     return !o->nemb && !o->embedding_field && (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir)));
 }
 
+int la_semantic_is_lexical(const la_semantic_opts *o)
+{
+    return !o->nemb && !o->embedding_field && !uses_model(o);
+}
+
 double la_semantic_threshold_for(const la_semantic_opts *o)
 {
     return !isnan(o->threshold) ? o->threshold

@@ -82,6 +82,10 @@ void la_tier_out_free(la_tier_out *o);
 la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
                                  float **emb /* OUT */, size_t *dim /* OUT */, const char **kind /* OUT */);
 
+/* 1 when the semantic tier runs on the built-in lexical embedding (shared wording, not meaning):
+ * no vectors given and no model chosen or installed. Its links are then graded on wording. */
+int la_semantic_is_lexical(const la_semantic_opts *o);
+
 /* The cosine threshold in force: --semantic-threshold, else the default for the embedding kind. */
 double la_semantic_threshold_for(const la_semantic_opts *o);
 
