@@ -8,8 +8,10 @@
  *   3. each link compares its two rows: weighted containment of the held-out row's word pairs and
  *      words, its numbers, and the numbers the other row states in the same words around them.
  * Words are the near tier's: maximal runs of bytes that are not ASCII whitespace or punctuation.
- * The small English number words (one .. twenty, the tens, hundred, thousand, million) count as
- * the numbers they name, so "three" in one row matches "3" in the other.
+ * The small English number words (two .. twenty, the tens, hundred, thousand, million, and twice,
+ * double, triple, thrice, fourfold; not "one", which is as often a pronoun) count as the numbers
+ * they name, so "three" in one row matches "3" in the other, and an ordinal written with digits
+ * counts as its number ("4th" is 4).
  */
 #include "grade.h"
 
@@ -38,6 +40,8 @@ void la_grade_params_default(la_grade_params *p)
     p->numbers_alpha = 0.05;
     p->changed_share = 0.2;
     p->copy_cosine = 0.97;
+    p->numbers_cosine = 0.90;
+    p->few_numbers_cosine = 0.86;
     p->semantic_lexical = 1;
     p->threads = 0;
 }
@@ -72,13 +76,14 @@ typedef struct words {
 } words;
 
 static const char *const k_number_words[][2] = {
-    {"zero", "0"},       {"one", "1"},        {"two", "2"},         {"three", "3"},      {"four", "4"},
+    {"zero", "0"},       {"two", "2"},         {"three", "3"},      {"four", "4"},
     {"five", "5"},       {"six", "6"},        {"seven", "7"},       {"eight", "8"},      {"nine", "9"},
     {"ten", "10"},       {"eleven", "11"},    {"twelve", "12"},     {"thirteen", "13"},  {"fourteen", "14"},
     {"fifteen", "15"},   {"sixteen", "16"},   {"seventeen", "17"},  {"eighteen", "18"},  {"nineteen", "19"},
     {"twenty", "20"},    {"thirty", "30"},    {"forty", "40"},      {"fifty", "50"},     {"sixty", "60"},
     {"seventy", "70"},   {"eighty", "80"},    {"ninety", "90"},     {"hundred", "100"},  {"thousand", "1000"},
-    {"million", "1000000"}};
+    {"million", "1000000"}, {"twice", "2"},     {"double", "2"},      {"triple", "3"},     {"thrice", "3"},
+    {"fourfold", "4"}};
 
 /* The digits a number word stands for, or NULL. Number words are matched as the normalized text has
  * them (case-folded under the default normalization). Most words are rejected by their length and
@@ -87,13 +92,21 @@ static const char *number_word(const char *s, size_t n)
 {
     if (n < 3 || n > 9) return NULL;
     switch (s[0]) {
-    case 'z': case 'o': case 't': case 'f': case 's': case 'e': case 'n': case 'h': case 'm': break;
+    case 'z': case 'o': case 't': case 'f': case 's': case 'e': case 'n': case 'h': case 'm': case 'd': break;
     default: return NULL;
     }
     for (size_t i = 0; i < sizeof k_number_words / sizeof k_number_words[0]; i++)
         if (k_number_words[i][0][0] == s[0] && strlen(k_number_words[i][0]) == n && memcmp(s, k_number_words[i][0], n) == 0)
             return k_number_words[i][1];
     return NULL;
+}
+
+/* "4th", "21st", "2nd", "3rd": digits followed by an ordinal suffix. */
+static int ordinal_suffix(const char *s, size_t n)
+{
+    char a = s[n - 2], b = s[n - 1];
+    if (s[n - 3] < '0' || s[n - 3] > '9') return 0;
+    return (a == 's' && b == 't') || (a == 'n' && b == 'd') || (a == 'r' && b == 'd') || (a == 't' && b == 'h');
 }
 
 static int split_words(const char *s, size_t n, words *w)
@@ -115,8 +128,10 @@ static int split_words(const char *s, size_t n, words *w)
             w->numcap = cap;
         }
         const char *nw = digit ? NULL : number_word(s + b, i - b);
+        size_t len = i - b;
+        if (digit && len > 2 && ordinal_suffix(s + b, len)) len -= 2;
         w->h.v[w->h.n] = nw ? la_hash_bytes((const unsigned char *)nw, strlen(nw))
-                            : la_hash_bytes((const unsigned char *)s + b, i - b);
+                            : la_hash_bytes((const unsigned char *)s + b, len);
         w->num[w->h.n] = (unsigned char)(digit || nw);
         w->h.n++;
     }
@@ -449,7 +464,13 @@ static void grade_one(grade_ctx *c, la_pair *q)
         if (wc >= c->p.copy_share) grade = LA_GRADE_COPY;
     }
     if ((q->kinds & LA_KIND_SEMANTIC) && !c->p.semantic_lexical && !isnan(q->cosine)) {
-        int cg = q->cosine >= c->p.copy_cosine ? LA_GRADE_COPY : LA_GRADE_NEAR;
+        /* a rewording or translation keeps the item's numbers: below numbers_cosine it must keep all
+         * of them (one may be missing from four on) to count as the item */
+        size_t nb = q->nums_held, ns = q->nums_shared, slack = nb >= 4 ? 1 : 0;
+        int kept = nb == 0 || ns + slack >= nb || q->cosine >= c->p.numbers_cosine;
+        /* one or two numbers say little: then the cosine has to carry more */
+        if (nb && nb <= 2 && q->cosine < c->p.few_numbers_cosine && q->cosine < c->p.numbers_cosine) kept = 0;
+        int cg = !kept ? LA_GRADE_RELATED : q->cosine >= c->p.copy_cosine ? LA_GRADE_COPY : LA_GRADE_NEAR;
         if (cg > grade) grade = cg;
     }
     if (templ && grade > LA_GRADE_RELATED) {

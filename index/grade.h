@@ -28,6 +28,9 @@ typedef struct la_grade_params {
     double numbers_alpha;     /* binomial tail below which missing numbers mark a template (0.05) */
     double changed_share;     /* share of held-out numbers restated differently that marks one (0.2) */
     double copy_cosine;       /* model embeddings: cosine for copy (0.97) */
+    double numbers_cosine;    /* model embeddings: below this cosine a link must keep the held-out
+                                 row's numbers to be near (0.90) */
+    double few_numbers_cosine; /* ... and with only one or two numbers, at least this cosine (0.86) */
     int semantic_lexical;     /* semantic links come from the lexical embedding: grade them on wording */
     int threads;              /* worker threads; 0 = online CPUs */
 } la_grade_params;

@@ -2,6 +2,8 @@
 # Link grades on real data: GSM8K train vs test (a clean pair of splits whose template siblings must
 # not fail the gate), GSM8K with planted edited and quoted copies, and the templated sets
 # (make_sets.py). Usage: bench/grades/run.sh SHARED_DATA_DIR [BUILD_DIR] [WORK_DIR]
+# Extra audit options go in LA_ARGS (for example LA_ARGS="--embed lexical"; by default the audit
+# embeds with the installed model, or lexically when none is installed).
 set -euo pipefail
 data=${1:?usage: run.sh SHARED_DATA_DIR [BUILD_DIR] [WORK_DIR]}
 build=${2:-build}
@@ -12,7 +14,7 @@ python3 "$here/make_sets.py" "$data" "$work"
 
 echo "== GSM8K train vs test, by question, default settings"
 set +e
-"$la" audit --dev "$data/gsm8k/train.jsonl" --test "$data/gsm8k/test.jsonl" --text-field question --out "$work/gsm8k" --quiet
+"$la" audit --dev "$data/gsm8k/train.jsonl" --test "$data/gsm8k/test.jsonl" --text-field question --out "$work/gsm8k" --quiet ${LA_ARGS:-}
 echo "exit $?"
 set -e
 python3 - "$work/gsm8k/pairs.jsonl" <<'PY'
@@ -24,7 +26,7 @@ PY
 for set_ in gsm8k_planted templated; do
     echo "== $set_"
     set +e
-    "$la" audit --dev "$work/${set_}_dev.jsonl" --test "$work/${set_}_test.jsonl" --out "$work/$set_" --quiet
+    "$la" audit --dev "$work/${set_}_dev.jsonl" --test "$work/${set_}_test.jsonl" --out "$work/$set_" --quiet ${LA_ARGS:-}
     rc=$?
     set -e
     [ "$rc" -le 1 ] || exit "$rc"
