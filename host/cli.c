@@ -1,6 +1,8 @@
 /* cli.c - shared option handling and validated loading for audit and split (see cli.h). */
 #include "cli.h"
 
+#include "outdir.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +210,11 @@ la_status la_cli_finish(la_cli *c)
     size_t stdin_uses = 0;
     for (size_t k = 0; k < c->ninputs; k++) stdin_uses += !strcmp(c->inputs[k].path, "-");
     if (stdin_uses > 1) return la_error(LA_EINVAL, "standard input ('-') can be read only once");
-    return LA_OK;
+    const char *paths[LA_CLI_MAX_INPUTS + 32];
+    size_t npaths = 0;
+    for (size_t k = 0; k < c->ninputs; k++) paths[npaths++] = c->inputs[k].path;
+    for (size_t k = 0; k < c->nextra && npaths < sizeof paths / sizeof *paths; k++) paths[npaths++] = c->extra_inputs[k];
+    return la_outdir_check(c->out, paths, npaths);
 }
 
 la_status la_cli_load(la_cli *c, la_table *t, la_loader *L)

@@ -35,6 +35,8 @@ typedef struct la_cli {
     size_t nowned;
     const char *heldout;
     const char *out;
+    const char *const *extra_inputs; /* files a command reads besides the inputs (embeddings, keys) */
+    size_t nextra;
     int reject_invalid;
     la_norm_mode norm;
     int32_t cutoff;
@@ -89,7 +91,8 @@ typedef la_status (*la_cli_command_fn)(void *ctx, int opt, const char *name, con
 int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options, const char *help,
                  la_cli_command_fn fn, void *ctx);
 
-/* Finish parsing: defaults that depend on other options, checks across options. */
+/* Finish parsing: defaults that depend on other options, checks across options, and the check that
+ * --out may be replaced and holds none of the inputs (see outdir.h), before any work is done. */
 la_status la_cli_finish(la_cli *c);
 
 /* Load every input. On invalid rows with --on-invalid fail, prints the first 20 problems and a count

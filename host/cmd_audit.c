@@ -203,6 +203,8 @@ int la_cmd_audit(int argc, char **argv)
     }
     rc = LA_EXIT_INTERNAL;
     c.load.embedding_field = aopt.semantic.enabled ? aopt.semantic.embedding_field : NULL;
+    c.extra_inputs = aopt.semantic.emb_path;
+    c.nextra = aopt.semantic.nemb;
     if (la_cli_finish(&c) != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s (see leakaudit audit --help)\n", la_last_error());
         la_semantic_opts_free(&aopt.semantic);

@@ -187,6 +187,12 @@ int la_cmd_split(int argc, char **argv)
     rc = LA_EXIT_INTERNAL;
     /* every file's rows are placed by the rule, not by a split field */
     for (size_t k = 0; k < c.ninputs; k++) c.inputs[k].part = "input";
+    const char *extra[LA_MAX_EMB_FILES + 1];
+    size_t nextra = 0;
+    for (size_t k = 0; k < so.semantic.nemb; k++) extra[nextra++] = so.semantic.emb_path[k];
+    if (so.key_file) extra[nextra++] = so.key_file;
+    c.extra_inputs = extra;
+    c.nextra = nextra;
     la_status s = la_cli_finish(&c);
     if (s == LA_OK && so.three_set && c.cutoff != LA_NO_DATE)
         s = la_error(LA_EINVAL, "choose one rule: --cutoff (chronological) or --three-set");

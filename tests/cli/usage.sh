@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command line itself: --version and --help exit 0 and say what they should, usage errors exit
 # 2 with a message and write nothing, and --out is only ever replaced when it holds a previous
-# report (a foreign non-empty directory or a file is refused and left untouched).
+# report and nothing else (a foreign non-empty directory or a file is refused and left untouched;
+# tests/cli/out_dir.sh has the rest).
 source "$(dirname "$0")/lib.bash"
 
 printf '%s\n' '{"id":"d1","text":"alpha"}' >dev.jsonl
@@ -81,14 +82,14 @@ no_leftovers afile
 
 check "--out: an empty directory is used; a previous report is replaced whole"
 mkdir empty
-la audit --dev dev.jsonl --test test.jsonl --out empty
+la audit --part seen=dev.jsonl --test test.jsonl --out empty
 expect_rc 0
 [ -f empty/report.json ] || fail "no report in empty/"
-echo stale >empty/stale.txt
+[ -f empty/seen.jsonl ] || fail "no seen.jsonl in empty/"
 printf '%s\n' '{"id":"t1","text":"ALPHA"}' >test2.jsonl
 la audit --dev dev.jsonl --test test2.jsonl --out empty/
 expect_rc 1
-[ ! -e empty/stale.txt ] || fail "a file of the previous report survived"
+[ ! -e empty/seen.jsonl ] || fail "a file of the previous report survived"
 [ "$(wc -l <empty/pairs.jsonl)" -eq 1 ] || fail "the new report is not in place"
 no_leftovers empty
 
