@@ -50,7 +50,6 @@ void la_cli_init(la_cli *c, const char *command)
 
 void la_cli_free(la_cli *c)
 {
-    free(c->known_storage);
     for (size_t k = 0; k < c->nowned; k++) free(c->owned[k]);
 }
 
@@ -96,13 +95,11 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         if (!eq || !valid_part_name(arg, (size_t)(eq - arg)))
             return la_error(LA_EINVAL, "--part %s: expected NAME=FILE with NAME made of letters, digits, - and _ "
                                        "(not quarantine, rejected or a report file name)", arg);
+        /* the name must outlive parsing: keep it with the known names */
+        if (c->nknown == LA_CLI_MAX_PARTS || c->nowned == sizeof c->owned / sizeof *c->owned)
+            return la_error(LA_EINVAL, "too many partitions");
         char *name = strndup(arg, (size_t)(eq - arg));
         if (!name) return la_error(LA_ENOMEM, "out of memory");
-        /* the name must outlive parsing: keep it with the known names */
-        if (c->nknown == LA_CLI_MAX_PARTS) {
-            free(name);
-            return la_error(LA_EINVAL, "too many partitions");
-        }
         c->known[c->nknown++] = name;
         c->owned[c->nowned++] = name;
         return add_input(c, name, eq + 1);
@@ -114,10 +111,14 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         c->heldout = arg;
         return LA_OK;
     case LA_OPT_PARTS: {
-        free(c->known_storage);
-        c->known_storage = strdup(arg);
-        if (!c->known_storage) return la_error(LA_ENOMEM, "out of memory");
-        for (char *tok = strtok(c->known_storage, ","); tok; tok = strtok(NULL, ",")) {
+        /* repeated --parts add up; every copy stays alive as long as known[] points into it */
+        if (c->nowned == sizeof c->owned / sizeof *c->owned) return la_error(LA_EINVAL, "--parts: given too often");
+        char *copy = strdup(arg);
+        if (!copy) return la_error(LA_ENOMEM, "out of memory");
+        c->owned[c->nowned++] = copy;
+        c->parts_given = 1;
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             if (!valid_part_name(tok, strlen(tok))) return la_error(LA_EINVAL, "--parts: '%s' is not a valid partition name", tok);
             if (c->nknown == LA_CLI_MAX_PARTS) return la_error(LA_EINVAL, "--parts: too many partitions");
             c->known[c->nknown++] = tok;
@@ -196,7 +197,7 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
 la_status la_cli_finish(la_cli *c)
 {
     static const char *const defaults[] = {"train", "demos", "dev", "validation", "test"};
-    int explicit_parts = c->known_storage != NULL;
+    int explicit_parts = c->parts_given;
     if (!explicit_parts)
         for (size_t k = 0; k < sizeof defaults / sizeof *defaults && c->nknown < LA_CLI_MAX_PARTS; k++)
             c->known[c->nknown++] = defaults[k];

@@ -30,8 +30,8 @@ typedef struct la_cli {
     size_t ninputs;
     const char *known[LA_CLI_MAX_PARTS];
     size_t nknown;
-    char *known_storage;
-    char *owned[LA_CLI_MAX_PARTS]; /* --part names */
+    int parts_given;                   /* --parts was given: no default names */
+    char *owned[2 * LA_CLI_MAX_PARTS]; /* --part names and --parts lists, freed with the options */
     size_t nowned;
     const char *heldout;
     const char *out;

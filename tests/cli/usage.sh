@@ -61,6 +61,14 @@ la audit --dev dev.jsonl --test test.jsonl --out
 expect_rc 2
 [ ! -e o3 ] || fail "o3 was created"
 
+check "--parts given twice: the names of both lists are known (the first list stays valid)"
+printf '%s\n' '{"id":"a1","text":"alpha one","split":"alpha"}' '{"id":"b1","text":"beta two","split":"beta"}' \
+    '{"id":"t1","text":"gamma three","split":"test"}' >splits.jsonl
+la audit splits.jsonl --parts alpha,test --parts beta --out parts2
+expect_rc 0
+[ "$(json_get parts2/report.json 'sorted(j["counts"]["partitions"])')" = "['alpha', 'beta', 'test']" ] ||
+    fail "partitions of both --parts lists"
+
 check "--out: a non-empty directory without a report is refused (exit 2) and left untouched"
 mkdir -p foreign/sub
 echo "my notes" >foreign/notes.txt
