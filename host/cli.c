@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 const char la_cli_common_help[] =
@@ -72,18 +73,30 @@ static la_status add_input(la_cli *c, const char *part, const char *path)
     return LA_OK;
 }
 
-static int valid_part_name(const char *s, size_t n)
+/* Names whose manifest NAME.jsonl would be a file the reports already use, or an outcome. They are
+ * compared ignoring case, since case-insensitive file systems would still let them collide. */
+static const char *const k_reserved_parts[] = {"report",  "pairs",        "assignments", "clusters", "quarantine",
+                                               "rejects", "rejected",     "nearest",     "within_pairs",
+                                               "manifest"};
+
+/* LA_OK when s[0..n) can name a partition, else LA_EINVAL with "OPT ARG: why" in la_last_error. */
+static la_status check_part_name(const char *opt, const char *arg, const char *s, size_t n)
 {
-    if (n == 0 || n > 64) return 0;
-    for (size_t i = 0; i < n; i++) {
+    int ok = n > 0 && n <= 64;
+    for (size_t i = 0; ok && i < n; i++) {
         char ch = s[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
-            return 0;
+        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
     }
-    /* names that are outcomes or file names of their own are reserved */
-    return !(n == 10 && !strncmp(s, "quarantine", 10)) && !(n == 8 && !strncmp(s, "rejected", 8)) &&
-           !(n == 7 && !strncmp(s, "rejects", 7)) && !(n == 6 && !strncmp(s, "report", 6)) &&
-           !(n == 5 && !strncmp(s, "pairs", 5)) && !(n == 11 && !strncmp(s, "assignments", 11));
+    if (!ok)
+        return la_error(LA_EINVAL, "%s %s: expected a partition name of 1 to 64 letters, digits, - and _", opt, arg);
+    for (size_t k = 0; k < sizeof k_reserved_parts / sizeof *k_reserved_parts; k++)
+        if (strlen(k_reserved_parts[k]) == n && !strncasecmp(s, k_reserved_parts[k], n))
+            return la_error(LA_EINVAL,
+                            "%s %s: the partition name '%.*s' is reserved (its manifest would replace a report file); "
+                            "reserved: report, pairs, assignments, clusters, quarantine, rejects, rejected, nearest, "
+                            "within_pairs, manifest",
+                            opt, arg, (int)n, s);
+    return LA_OK;
 }
 
 la_status la_cli_option(la_cli *c, int opt, const char *arg)
@@ -92,9 +105,8 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     case 1: return add_input(c, NULL, arg);
     case LA_OPT_PART: {
         const char *eq = strchr(arg, '=');
-        if (!eq || !valid_part_name(arg, (size_t)(eq - arg)))
-            return la_error(LA_EINVAL, "--part %s: expected NAME=FILE with NAME made of letters, digits, - and _ "
-                                       "(not quarantine, rejected or a report file name)", arg);
+        if (!eq) return la_error(LA_EINVAL, "--part %s: expected NAME=FILE", arg);
+        LA_TRY(check_part_name("--part", arg, arg, (size_t)(eq - arg)));
         /* the name must outlive parsing: keep it with the known names */
         if (c->nknown == LA_CLI_MAX_PARTS || c->nowned == sizeof c->owned / sizeof *c->owned)
             return la_error(LA_EINVAL, "too many partitions");
@@ -107,7 +119,7 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     case LA_OPT_DEV: return add_input(c, "dev", arg);
     case LA_OPT_TEST: return add_input(c, "test", arg);
     case LA_OPT_HELDOUT:
-        if (!valid_part_name(arg, strlen(arg))) return la_error(LA_EINVAL, "--heldout %s: not a valid partition name", arg);
+        LA_TRY(check_part_name("--heldout", arg, arg, strlen(arg)));
         c->heldout = arg;
         return LA_OK;
     case LA_OPT_PARTS: {
@@ -119,7 +131,7 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         c->parts_given = 1;
         char *save = NULL;
         for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (!valid_part_name(tok, strlen(tok))) return la_error(LA_EINVAL, "--parts: '%s' is not a valid partition name", tok);
+            LA_TRY(check_part_name("--parts", tok, tok, strlen(tok)));
             if (c->nknown == LA_CLI_MAX_PARTS) return la_error(LA_EINVAL, "--parts: too many partitions");
             c->known[c->nknown++] = tok;
         }

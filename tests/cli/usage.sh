@@ -69,6 +69,24 @@ expect_rc 0
 [ "$(json_get parts2/report.json 'sorted(j["counts"]["partitions"])')" = "['alpha', 'beta', 'test']" ] ||
     fail "partitions of both --parts lists"
 
+check "partition names that would overwrite a report file are refused (any case), nothing written"
+for name in report pairs assignments clusters quarantine rejects rejected nearest within_pairs manifest Clusters NEAREST; do
+    la audit --part "$name=dev.jsonl" --test test.jsonl --out "reserved-$name"
+    expect_rc 2 "--part $name=dev.jsonl"
+    expect_has err.txt "--part $name=dev.jsonl: the partition name '$name' is reserved"
+    [ ! -e "reserved-$name" ] || fail "reserved-$name was created"
+done
+la audit splits.jsonl --parts alpha,clusters --out reserved-parts
+expect_rc 2
+expect_has err.txt "--parts clusters: the partition name 'clusters' is reserved"
+la audit --dev dev.jsonl --part within_pairs=test.jsonl --heldout within_pairs --out reserved-heldout
+expect_rc 2
+expect_has err.txt "is reserved"
+check "every name a report file uses is reserved: an audit with all outputs writes no file twice"
+la audit --part seen=dev.jsonl --test test.jsonl --within --embed lexical --out allfiles
+expect_rc 0
+[ -f allfiles/clusters.jsonl ] && [ -f allfiles/nearest.jsonl ] && [ -f allfiles/seen.jsonl ] || fail "outputs missing"
+
 check "--out: a non-empty directory without a report is refused (exit 2) and left untouched"
 mkdir -p foreign/sub
 echo "my notes" >foreign/notes.txt
