@@ -137,6 +137,20 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         }
         return LA_OK;
     }
+    case LA_OPT_ID_FIELD:
+    case LA_OPT_TEXT_FIELD:
+    case LA_OPT_SPLIT_FIELD:
+    case LA_OPT_FAMILY_FIELD:
+    case LA_OPT_DATE_FIELD:
+    case LA_OPT_LABEL_FIELD:
+    case LA_OPT_SCORE_FIELD:
+        if (!arg[0]) {
+            static const char *const names[] = {"id", "text", "split", "family", "date", "label", "score"};
+            return la_error(LA_EINVAL, "--%s-field '': expected a field name", names[opt - LA_OPT_ID_FIELD]);
+        }
+        break;
+    }
+    switch (opt) {
     case LA_OPT_ID_FIELD: c->load.id_field = arg; return LA_OK;
     case LA_OPT_TEXT_FIELD:
         if (!c->text_fields_set) c->load.ntext = 0, c->text_fields_set = 1;

@@ -41,7 +41,7 @@ static const char k_help[] =
     "  --near on|off           run the tier (default on)\n"
     "  --near-threshold J      Jaccard of shingle sets for a near copy (default 0.33)\n"
     "  --containment-threshold C  share of the shorter text's shingles found in the longer one\n"
-    "                          (default 0.9; catches a test item quoted inside a long passage)\n"
+    "                          (default 0.9; catches a test item quoted inside a long passage; off)\n"
     "  --shingle word|char, --shingle-size N  shingles (default word 2-grams)\n"
     "  --num-perm K            MinHash permutations (default 128)\n"
     "  --simhash-k K           SimHash Hamming radius (default 3; -1 turns SimHash off)\n"

@@ -2,6 +2,7 @@
 #include "load.h"
 
 #include "input.h"
+#include "json_strict.h"
 #include "semantic.h"
 
 #include <math.h>
@@ -9,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The longest number literal kept as a family or label (as text). */
+#define LA_LITERAL_MAX 200
 
 void la_load_opts_default(la_load_opts *o)
 {
@@ -172,23 +176,47 @@ static const char *type_name(json_object *v)
     return "an unknown value";
 }
 
+/* A string value the table keeps: valid UTF-8 and no NUL (C strings would end there, so "a\u0000b"
+ * and "a" would be one id). */
 static int check_utf8(pending *p, const char *field, const char *s, size_t n)
 {
+    const char *nul = memchr(s, '\0', n);
+    if (nul) {
+        reason(p, field, "contains U+0000 (NUL) at offset %ld of the value; expected text without it", (long)(nul - s));
+        return 0;
+    }
     long at = utf8_invalid_at(s, n);
     if (at < 0) return 1;
     reason(p, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value)", (unsigned char)s[at], at);
     return 0;
 }
 
-/* An optional scalar as text: string, integer (family) or also number/bool (label). Empty = absent. */
-static const char *opt_text(pending *p, json_object *rec, const char *field, int allow_number, int allow_bool,
-                            const char *expect)
+/* An optional scalar as text: string, integer (family) or also number/bool (label). Empty = absent.
+ * A number is its literal text in the line (json-c would make every integer beyond 64 bits one
+ * value), copied into lit. */
+static const char *opt_text(pending *p, json_object *rec, const char *raw, size_t rawlen, const char *field,
+                            int allow_number, int allow_bool, const char *expect, char lit[LA_LITERAL_MAX + 1])
 {
     json_object *v = get_path(rec, field);
     if (!v || json_object_is_type(v, json_type_null)) return NULL;
     json_type ty = json_object_get_type(v);
-    if (ty == json_type_string || (allow_number && (ty == json_type_int || ty == json_type_double)) ||
-        (allow_bool && ty == json_type_boolean)) {
+    if (allow_number && (ty == json_type_int || ty == json_type_double)) {
+        const char *l;
+        size_t ln;
+        if (!la_json_literal(raw, rawlen, field, &l, &ln) || la_json_number_len(l, ln) != ln) {
+            reason(p, field, "expected %s, got a number whose text cannot be found", expect);
+            return NULL;
+        }
+        if (ln > LA_LITERAL_MAX) {
+            reason(p, field, "a number of %zu characters; expected at most %d (give long ids as strings)", ln,
+                   LA_LITERAL_MAX);
+            return NULL;
+        }
+        memcpy(lit, l, ln);
+        lit[ln] = '\0';
+        return lit;
+    }
+    if (ty == json_type_string || (allow_bool && ty == json_type_boolean)) {
         const char *s = json_object_get_string(v);
         size_t n = ty == json_type_string ? (size_t)json_object_get_string_len(v) : strlen(s);
         if (n == 0) return NULL;
@@ -319,9 +347,10 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
         }
     }
 
-    const char *family = opt_text(p, rec, o->family_field, 1, 0, "a string or an integer");
+    char family_lit[LA_LITERAL_MAX + 1], label_lit[LA_LITERAL_MAX + 1];
+    const char *family = opt_text(p, rec, raw, rawlen, o->family_field, 1, 0, "a string or an integer", family_lit);
     size_t label_reasons = p->nreasons;
-    const char *label = opt_text(p, rec, o->label_field, 1, 1, "a string, number or boolean");
+    const char *label = opt_text(p, rec, raw, rawlen, o->label_field, 1, 1, "a string, number or boolean", label_lit);
     if (o->require_label && !label && p->nreasons == label_reasons)
         reason(p, o->label_field, "missing or empty; expected a class label (the three-set split needs one on every row)");
 
@@ -345,25 +374,28 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
         reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
 
     /* score */
+    /* one rule for numbers and strings (CSV cells): a JSON number in [0, 1]; true/false are 1/0; an
+     * empty string (an empty CSV cell) is no score */
     json_object *sv = get_path(rec, o->score_field);
-    if (sv && !json_object_is_type(sv, json_type_null)) {
+    if (sv && !json_object_is_type(sv, json_type_null) &&
+        !(json_object_is_type(sv, json_type_string) && json_object_get_string_len(sv) == 0)) {
         double x = NAN;
         json_type ty = json_object_get_type(sv);
         if (ty == json_type_int || ty == json_type_double) x = json_object_get_double(sv);
         else if (ty == json_type_boolean) x = json_object_get_boolean(sv) ? 1.0 : 0.0;
-        else if (ty == json_type_string && json_object_get_string_len(sv) > 0) {
-            char *end;
-            x = strtod(json_object_get_string(sv), &end);
-            if (*end) x = NAN;
-        } else if (ty == json_type_string) {
-            x = -1; /* empty CSV cell: absent */
+        else if (ty == json_type_string) {
+            const char *ss = json_object_get_string(sv);
+            size_t sn = (size_t)json_object_get_string_len(sv);
+            if (la_json_number_len(ss, sn) == sn) x = strtod(ss, NULL);
         }
-        if (x == -1 && ty == json_type_string) {
-            row.score = NAN;
-        } else if (!(x >= 0.0 && x <= 1.0)) {
-            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
-        } else {
+        if (x >= 0.0 && x <= 1.0) {
             row.score = x;
+        } else if (ty == json_type_string) {
+            char sh[200];
+            reason(p, o->score_field, "expected a number in [0, 1], got '%s'",
+                   shown(json_object_get_string(sv), (size_t)json_object_get_string_len(sv), sh));
+        } else {
+            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
         }
     }
 
