@@ -5,6 +5,7 @@
 # new one, complete; SIGTERM leaves nothing beside it, and the next run removes what SIGKILL left.
 # A symbolic link to a directory stays a link.
 source "$(dirname "$0")/lib.bash"
+export LEAKAUDIT_FSYNC=1 # the durable path, as users run it
 
 printf '%s\n' '{"id":"d1","text":"alpha beta gamma"}' '{"id":"d2","text":"delta epsilon"}' >dev.jsonl
 printf '%s\n' '{"id":"t1","text":"zeta eta theta"}' >test.jsonl
@@ -154,12 +155,13 @@ for sig in TERM KILL; do
         delay_ms=$(( full_ms * i / 10 ))
         set +e
         "$LEAKAUDIT" audit --dev big_dev.jsonl --test big_test.jsonl --out killed --embed none --threads 1 \
-            --quiet >/dev/null 2>&1 &
+            --quiet >/dev/null 2>killed.err &
         pid=$!
         sleep "$(awk -v ms="$delay_ms" 'BEGIN { printf "%.3f", ms / 1000 }')"
         kill -"$sig" "$pid" 2>/dev/null
         wait "$pid"
         set -e
+        no_sanitizer_report killed.err "the run killed with SIG$sig"
         complete killed
         if [ "$sig" = TERM ]; then no_leftovers killed; fi
     done
