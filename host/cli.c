@@ -1,8 +1,10 @@
 /* cli.c - shared option handling and validated loading for audit and split (see cli.h). */
 #include "cli.h"
 
+#include "json_strict.h"
 #include "outdir.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +37,30 @@ const char la_cli_common_help[] =
     "  --cutoff YYYY-MM-DD     date cutoff, inclusive on the held-out (test) side\n"
     "  --out DIR               output directory (default leakaudit-report), written atomically\n"
     "  --threads N             worker threads (default 0: all cores); output does not depend on it\n"
-    "  --quiet                 print nothing but errors\n";
+    "  --quiet                 print nothing but errors\n"
+    "Limits (past one the run stops with exit 2 naming it; 0 turns it off; sizes take K, M, G):\n"
+    "  --max-row-bytes SIZE    bytes of one record (default 4M; longer rows are rejects)\n"
+    "  --max-input-bytes SIZE  bytes of one input after decompression (default 16G)\n"
+    "  --max-ratio R           decompressed / stored bytes of a .gz or .zst input (default 200)\n"
+    "  --max-rows N            records in one input (default 50000000)\n";
+
+/* A byte count or row count: digits with an optional K, M, G or T (powers of 1024). */
+static la_status parse_count(const char *opt, const char *arg, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = arg;
+    if (*p < '0' || *p > '9') return la_error(LA_EINVAL, "%s %s: expected a whole number (sizes may end in K, M or G)", opt, arg);
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10) return la_error(LA_EINVAL, "%s %s: too large", opt, arg);
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    int shift = *p == 'K' || *p == 'k' ? 10 : *p == 'M' || *p == 'm' ? 20 : *p == 'G' || *p == 'g' ? 30 : *p == 'T' || *p == 't' ? 40 : 0;
+    if (shift) p++;
+    if (*p) return la_error(LA_EINVAL, "%s %s: expected a whole number (sizes may end in K, M or G)", opt, arg);
+    if (shift && v > (UINT64_MAX >> shift)) return la_error(LA_EINVAL, "%s %s: too large", opt, arg);
+    *out = v << shift;
+    return LA_OK;
+}
 
 void la_cli_init(la_cli *c, const char *command)
 {
@@ -192,6 +217,25 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         return LA_OK;
     }
     case LA_OPT_QUIET: c->quiet = 1; return LA_OK;
+    case LA_OPT_MAX_ROW_BYTES:
+    case LA_OPT_MAX_INPUT_BYTES:
+    case LA_OPT_MAX_ROWS: {
+        static const char *const names[] = {"--max-row-bytes", "--max-input-bytes", "--max-ratio", "--max-rows"};
+        uint64_t v = 0;
+        LA_TRY(parse_count(names[opt - LA_OPT_MAX_ROW_BYTES], arg, &v));
+        if (v > SIZE_MAX) return la_error(LA_EINVAL, "%s %s: too large", names[opt - LA_OPT_MAX_ROW_BYTES], arg);
+        if (opt == LA_OPT_MAX_ROW_BYTES) c->load.limits.max_row_bytes = (size_t)v;
+        else if (opt == LA_OPT_MAX_ROWS) c->load.limits.max_rows = (size_t)v;
+        else c->load.limits.max_input_bytes = v;
+        return LA_OK;
+    }
+    case LA_OPT_MAX_RATIO: {
+        size_t n = strlen(arg);
+        double v = n && la_json_number_len(arg, n) == n ? strtod(arg, NULL) : -1;
+        if (!(v == 0 || v >= 1)) return la_error(LA_EINVAL, "--max-ratio %s: expected a number of at least 1, or 0 (no limit)", arg);
+        c->load.limits.max_ratio = v;
+        return LA_OK;
+    }
     }
     return LA_EUNSUPPORTED;
 }

@@ -51,6 +51,7 @@ enum {
     LA_OPT_SPLIT_FIELD, LA_OPT_FAMILY_FIELD, LA_OPT_DATE_FIELD, LA_OPT_LABEL_FIELD, LA_OPT_SCORE_FIELD,
     LA_OPT_DATE_FORMAT, LA_OPT_ON_INVALID, LA_OPT_FORMAT, LA_OPT_NORMALIZE, LA_OPT_CUTOFF, LA_OPT_OUT,
     LA_OPT_FAIL_ON, LA_OPT_THREADS, LA_OPT_QUIET, LA_OPT_HELP,
+    LA_OPT_MAX_ROW_BYTES, LA_OPT_MAX_INPUT_BYTES, LA_OPT_MAX_RATIO, LA_OPT_MAX_ROWS,
     LA_OPT_COMMAND_BASE = 2000   /* command-specific options start here */
 };
 
@@ -69,7 +70,10 @@ enum {
     {"normalize", required_argument, 0, LA_OPT_NORMALIZE}, {"cutoff", required_argument, 0, LA_OPT_CUTOFF},    \
     {"out", required_argument, 0, LA_OPT_OUT}, {"fail-on", required_argument, 0, LA_OPT_FAIL_ON},              \
     {"threads", required_argument, 0, LA_OPT_THREADS}, {"quiet", no_argument, 0, LA_OPT_QUIET},               \
-    {"help", no_argument, 0, LA_OPT_HELP}
+    {"help", no_argument, 0, LA_OPT_HELP},                                                                     \
+    {"max-row-bytes", required_argument, 0, LA_OPT_MAX_ROW_BYTES},                                             \
+    {"max-input-bytes", required_argument, 0, LA_OPT_MAX_INPUT_BYTES},                                         \
+    {"max-ratio", required_argument, 0, LA_OPT_MAX_RATIO}, {"max-rows", required_argument, 0, LA_OPT_MAX_ROWS}
 
 /* Help text for the common options. */
 extern const char la_cli_common_help[];

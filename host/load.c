@@ -26,6 +26,7 @@ void la_load_opts_default(la_load_opts *o)
     o->label_field = "label";
     o->score_field = "score";
     o->require_text = 1;
+    la_limits_default(&o->limits);
 }
 
 void la_loader_init(la_loader *L, la_table *t, const la_load_opts *o)
@@ -510,7 +511,7 @@ static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t r
 la_status la_load_file(la_loader *L, const char *path, const char *part)
 {
     la_input in;
-    LA_TRY(la_input_read(path, &in));
+    LA_TRY(la_input_read(path, &L->opts.limits, &in));
     uint32_t fidx;
     la_status st = la_table_add_file(L->table, path, &fidx);
     if (st == LA_OK && L->nfiles == L->capfiles) {
@@ -541,11 +542,11 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
         uint32_t ignored;
         LA_TRY(la_table_part(L->table, part, &ignored));
     }
-    st = la_records_each(&in, path, fmt, probe_id, &p);
+    st = la_records_each(&in, path, fmt, &L->opts.limits, probe_id, &p);
     if (st == LA_EUNSUPPORTED) st = LA_OK;
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated;
-        st = la_records_each(&in, path, fmt, on_record, &p);
+        st = la_records_each(&in, path, fmt, &L->opts.limits, on_record, &p);
     }
     for (size_t k = 0; k < p.nreasons; k++) free(p.reasons[k]);
     free(p.reasons);

@@ -77,7 +77,27 @@ static int blank(const char *s, size_t n)
     return 1;
 }
 
-static la_status each_jsonl(const la_input *in, la_record_fn fn, void *ctx)
+/* The part of an over-long record kept for rejects.jsonl: 256 bytes, cut at a character boundary. */
+static size_t kept_prefix(const char *s, size_t n)
+{
+    size_t k = n < 256 ? n : 256;
+    while (k > 0 && k < n && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    return k;
+}
+
+/* A record over --max-row-bytes: a reject, never parsed. */
+static la_status too_long(const la_limits *lim, la_record_fn fn, void *ctx, const char *s, size_t n, uint32_t line)
+{
+    char why[200];
+    snprintf(why, sizeof why,
+             "%zu bytes, over the limit of %zu (--max-row-bytes); not parsed, its first 256 bytes are kept", n,
+             lim->max_row_bytes);
+    return fn(ctx, NULL, s, kept_prefix(s, n), line, why);
+}
+
+static int over_row_limit(const la_limits *lim, size_t n) { return lim && lim->max_row_bytes && n > lim->max_row_bytes; }
+
+static la_status each_jsonl(const la_input *in, const la_limits *lim, la_record_fn fn, void *ctx)
 {
     line_iter it = {skip_bom(in), in->data + in->len, 0};
     const char *s;
@@ -89,6 +109,10 @@ static la_status each_jsonl(const la_input *in, la_record_fn fn, void *ctx)
     la_status st = LA_OK;
     while (st == LA_OK && next_line(&it, &s, &n)) {
         if (blank(s, n)) continue;
+        if (over_row_limit(lim, n)) {
+            st = too_long(lim, fn, ctx, s, n, it.line);
+            continue;
+        }
         json_tokener_reset(tok);
         json_object *o = json_tokener_parse_ex(tok, s, (int)n);
         enum json_tokener_error jerr = json_tokener_get_error(tok);
@@ -140,6 +164,7 @@ typedef struct table_ctx {
     size_t nheader, capheader;
     int have_header;
     char **cells;
+    size_t *lens; /* of each cell, which may hold a NUL byte */
     size_t ncells, capcells;
     int record_done;
     int oom;
@@ -150,11 +175,13 @@ static void push_cell(table_ctx *c, const char *s, size_t n)
     if (c->ncells == c->capcells) {
         size_t cap = c->capcells ? c->capcells * 2 : 16;
         char **v = realloc(c->cells, cap * sizeof *v);
-        if (!v) {
+        if (v) c->cells = v;
+        size_t *l = v ? realloc(c->lens, cap * sizeof *l) : NULL;
+        if (!l) {
             c->oom = 1;
             return;
         }
-        c->cells = v;
+        c->lens = l;
         c->capcells = cap;
     }
     char *copy = malloc(n + 1);
@@ -164,6 +191,7 @@ static void push_cell(table_ctx *c, const char *s, size_t n)
     }
     memcpy(copy, s, n);
     copy[n] = '\0';
+    c->lens[c->ncells] = n;
     c->cells[c->ncells++] = copy;
 }
 
@@ -177,6 +205,7 @@ static void free_table(table_ctx *c)
 {
     clear_cells(c);
     free(c->cells);
+    free(c->lens);
     for (size_t i = 0; i < c->nheader; i++) free(c->header[i]);
     free(c->header);
 }
@@ -190,14 +219,19 @@ static la_status emit_row(table_ctx *c, uint32_t line, const char *raw, size_t r
 {
     if (c->oom) return la_error(LA_ENOMEM, "out of memory reading a table");
     if (!c->have_header) {
-        for (size_t i = 0; i < c->ncells; i++)
+        for (size_t i = 0; i < c->ncells; i++) {
+            if (strlen(c->cells[i]) != c->lens[i])
+                return la_error(LA_EINPUT, "%s:%u: header: column %zu holds a NUL byte", c->path, line, i + 1);
             for (size_t k = 0; k < i; k++)
                 if (!strcmp(c->cells[i], c->cells[k]))
                     return la_error(LA_EINPUT, "%s:%u: header: column '%.100s' appears twice (columns %zu and %zu)",
                                     c->path, line, c->cells[i], k + 1, i + 1);
+        }
         c->header = c->cells;
         c->nheader = c->ncells;
         c->cells = NULL;
+        free(c->lens);
+        c->lens = NULL;
         c->ncells = c->capcells = 0;
         c->have_header = 1;
         return LA_OK;
@@ -218,7 +252,7 @@ static la_status emit_row(table_ctx *c, uint32_t line, const char *raw, size_t r
     json_object *o = json_object_new_object();
     if (!o) return la_error(LA_ENOMEM, "out of memory");
     for (size_t i = 0; i < c->ncells; i++)
-        json_object_object_add(o, c->header[i], json_object_new_string(c->cells[i]));
+        json_object_object_add(o, c->header[i], json_object_new_string_len(c->cells[i], (int)c->lens[i]));
     size_t jsonlen;
     const char *json = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
                                                          &jsonlen);
@@ -228,7 +262,7 @@ static la_status emit_row(table_ctx *c, uint32_t line, const char *raw, size_t r
     return st;
 }
 
-static la_status each_csv(const la_input *in, const char *path, la_record_fn fn, void *ctx)
+static la_status each_csv(const la_input *in, const char *path, const la_limits *lim, la_record_fn fn, void *ctx)
 {
     struct csv_parser p;
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
@@ -245,17 +279,25 @@ static la_status each_csv(const la_input *in, const char *path, la_record_fn fn,
         size_t n = nl ? (size_t)(nl - s) + 1 : (size_t)(it.end - s);
         it.p = s + n;
         it.line++;
-        if (csv_parse(&p, s, n, csv_cb_field, csv_cb_record, &c) != n) {
+        int long_record = over_row_limit(lim, (size_t)(it.p - record_start));
+        if (long_record || csv_parse(&p, s, n, csv_cb_field, csv_cb_record, &c) != n) {
             char why[160];
             snprintf(why, sizeof why, "malformed CSV (%s)", csv_strerror(csv_error(&p)));
             if (!c.have_header) {
-                st = la_error(LA_EINPUT, "%s:%u: header: %s", path, it.line, why);
+                st = la_error(LA_EINPUT, "%s:%u: header: %s", path, it.line,
+                              long_record ? "longer than --max-row-bytes" : why);
                 break;
             }
             /* the record is a reject like any other; reading goes on at the next line */
             size_t rawlen = (size_t)(it.p - record_start);
             while (rawlen && (record_start[rawlen - 1] == '\n' || record_start[rawlen - 1] == '\r')) rawlen--;
-            st = fn(ctx, NULL, record_start, rawlen, record_line, why);
+            if (long_record) {
+                /* the lines read so far are the reject; the parser starts afresh at the next line
+                 * (what is left of a long quoted field then reads as rows of its own, checked as any) */
+                st = too_long(lim, fn, ctx, record_start, rawlen, record_line);
+            } else {
+                st = fn(ctx, NULL, record_start, rawlen, record_line, why);
+            }
             clear_cells(&c);
             c.record_done = 0;
             csv_free(&p);
@@ -293,7 +335,7 @@ static la_status each_csv(const la_input *in, const char *path, la_record_fn fn,
     return st;
 }
 
-static la_status each_tsv(const la_input *in, const char *path, la_record_fn fn, void *ctx)
+static la_status each_tsv(const la_input *in, const char *path, const la_limits *lim, la_record_fn fn, void *ctx)
 {
     table_ctx c = {.path = path};
     line_iter it = {skip_bom(in), in->data + in->len, 0};
@@ -302,6 +344,14 @@ static la_status each_tsv(const la_input *in, const char *path, la_record_fn fn,
     la_status st = LA_OK;
     while (st == LA_OK && next_line(&it, &s, &n)) {
         if (n == 0 && c.have_header) continue;
+        if (over_row_limit(lim, n)) {
+            if (!c.have_header) {
+                st = la_error(LA_EINPUT, "%s:%u: header: longer than --max-row-bytes", path, it.line);
+                break;
+            }
+            st = too_long(lim, fn, ctx, s, n, it.line);
+            continue;
+        }
         size_t start = 0;
         for (size_t i = 0; i <= n; i++)
             if (i == n || s[i] == '\t') {
@@ -314,13 +364,34 @@ static la_status each_tsv(const la_input *in, const char *path, la_record_fn fn,
     return st;
 }
 
-la_status la_records_each(const la_input *in, const char *path, la_format fmt, la_record_fn fn, void *ctx)
+/* Counts records on their way to the caller, for --max-rows. */
+typedef struct counted {
+    la_record_fn fn;
+    void *ctx;
+    const la_limits *lim;
+    const char *path;
+    size_t n;
+} counted;
+
+static la_status count_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                              const char *parse_error)
+{
+    counted *k = ctx;
+    if (k->lim && k->lim->max_rows && ++k->n > k->lim->max_rows)
+        return la_error(LA_EINPUT, "%s:%u: record: more than %zu rows in one input; raise --max-rows (or give 0) to "
+                                   "read it", k->path, line, k->lim->max_rows);
+    return k->fn(k->ctx, rec, raw, rawlen, line, parse_error);
+}
+
+la_status la_records_each(const la_input *in, const char *path, la_format fmt, const la_limits *lim, la_record_fn fn,
+                          void *ctx)
 {
     if (fmt == LA_FMT_AUTO) fmt = la_format_detect(path, in);
+    counted k = {fn, ctx, lim, path, 0};
     switch (fmt) {
-    case LA_FMT_JSONL: return each_jsonl(in, fn, ctx);
-    case LA_FMT_CSV: return each_csv(in, path, fn, ctx);
-    case LA_FMT_TSV: return each_tsv(in, path, fn, ctx);
+    case LA_FMT_JSONL: return each_jsonl(in, lim, count_record, &k);
+    case LA_FMT_CSV: return each_csv(in, path, lim, count_record, &k);
+    case LA_FMT_TSV: return each_tsv(in, path, lim, count_record, &k);
     default: return la_error(LA_EINTERNAL, "unknown format");
     }
 }
