@@ -42,7 +42,7 @@ size_t la_report_kind_count(const la_report *r, uint32_t kind)
 
 static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
 
-void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
+la_status la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
 {
     memset(s, 0, sizeof *s);
     const la_row *rows = la_table_rows_const(r->table);
@@ -74,13 +74,13 @@ void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
     for (size_t i = 0; i < n; i++)
         if (rows[i].family) nf++;
     s->share = n ? (double)s->before / (double)n : 0;
-    if (nf == 0) return;
+    if (nf == 0) return LA_OK;
     const char **keys = malloc(nf * sizeof *keys);
     size_t *sizes = malloc(nf * sizeof *sizes);
     if (!keys || !sizes) {
         free(keys);
         free(sizes);
-        return;
+        return la_error(LA_ENOMEM, "out of memory");
     }
     /* key = family name; a second array records per family whether it has held-out and seen rows */
     size_t m = 0;
@@ -102,6 +102,7 @@ void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
         if (r->audit->families[f].crosses) s->observed_mixed++;
     free(keys);
     free(sizes);
+    return LA_OK;
 }
 
 static int pair_rank(uint32_t kinds)

@@ -258,7 +258,7 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
             s = la_cli_option(c, opt, optarg);
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit %s: %s (see leakaudit %s --help)\n", c->command, la_last_error(), c->command);
-            return LA_EXIT_USAGE;
+            return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
         }
     }
     return -1;

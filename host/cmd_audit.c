@@ -205,11 +205,12 @@ int la_cmd_audit(int argc, char **argv)
     c.load.embedding_field = aopt.semantic.enabled ? aopt.semantic.embedding_field : NULL;
     c.extra_inputs = aopt.semantic.emb_path;
     c.nextra = aopt.semantic.nemb;
-    if (la_cli_finish(&c) != LA_OK) {
+    la_status fs = la_cli_finish(&c);
+    if (fs != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s (see leakaudit audit --help)\n", la_last_error());
         la_semantic_opts_free(&aopt.semantic);
         la_cli_free(&c);
-        return LA_EXIT_USAGE;
+        return fs == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
 
     la_backend backend;

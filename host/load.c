@@ -238,12 +238,18 @@ static la_status push_reject(pending *p, uint32_t line, uint32_t part, const cha
         L->rejects = v;
         L->caprejects = cap;
     }
+    char *idcopy = id ? strdup(id) : NULL, *rawcopy = strndup(raw, rawlen);
+    if ((id && !idcopy) || !rawcopy) {
+        free(idcopy);
+        free(rawcopy);
+        return la_error(LA_ENOMEM, "out of memory recording rejects");
+    }
     la_reject *r = &L->rejects[L->nrejects++];
     r->file = p->file;
     r->line = line;
     r->part = part;
-    r->id = id ? strdup(id) : NULL;
-    r->raw = strndup(raw, rawlen);
+    r->id = idcopy;
+    r->raw = rawcopy;
     r->reasons = p->reasons;
     r->nreasons = p->nreasons;
     p->reasons = NULL;
@@ -527,9 +533,14 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
         la_input_free(&in);
         return st;
     }
-    la_file_info *fi = &L->files[L->nfiles++];
+    la_file_info *fi = &L->files[L->nfiles];
     memset(fi, 0, sizeof *fi);
     fi->path = strdup(path);
+    if (!fi->path) {
+        la_input_free(&in);
+        return la_error(LA_ENOMEM, "out of memory");
+    }
+    L->nfiles++;
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &in) : L->opts.format;
     fi->format = la_format_name(fmt);
     fi->compression = in.compression;

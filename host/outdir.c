@@ -143,25 +143,30 @@ static int contains_line(const char *list, const char *name)
     return 0;
 }
 
-/* The manifest's text (malloc'ed, NUL-terminated), or NULL when the directory has none. */
-static char *read_manifest(const char *dir)
+/* The manifest's text (malloc'ed, NUL-terminated) into *out, or NULL when the directory has none
+ * (or one this tool did not write). LA_ENOMEM when it cannot be read for want of memory. */
+static la_status read_manifest(const char *dir, char **out)
 {
+    *out = NULL;
     char *path = join(dir, LA_OUTDIR_MANIFEST);
-    if (!path) return NULL;
+    if (!path) return la_error(LA_ENOMEM, "out of memory");
     FILE *f = fopen(path, "rb");
     free(path);
-    if (!f) return NULL;
+    if (!f) return LA_OK;
     size_t cap = 4096, n = 0;
     char *p = malloc(cap);
+    la_status s = p ? LA_OK : la_error(LA_ENOMEM, "out of memory");
     while (p) {
         size_t r = fread(p + n, 1, cap - n - 1, f);
         n += r;
         if (r == 0) break;
         if (cap - n < 2) {
-            char *q = cap < (1u << 24) ? realloc(p, cap * 2) : NULL;
+            if (cap >= (1u << 24)) break; /* no manifest of ours is that long */
+            char *q = realloc(p, cap * 2);
             if (!q) {
                 free(p);
                 p = NULL;
+                s = la_error(LA_ENOMEM, "out of memory");
                 break;
             }
             p = q;
@@ -174,7 +179,8 @@ static char *read_manifest(const char *dir)
         free(p);
         p = NULL;
     }
-    return p;
+    *out = p;
+    return s;
 }
 
 /* LA_OK when the existing directory `real` may be replaced: empty, or every entry in it is a
@@ -192,14 +198,18 @@ static la_status check_contents(const char *shown, const char *real)
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, LA_OUTDIR_MANIFEST)) continue;
         if (have_manifest < 0) {
-            manifest = read_manifest(real);
+            if ((s = read_manifest(real, &manifest)) != LA_OK) break;
             have_manifest = manifest != NULL;
         }
         int ours = 0;
         if (manifest && contains_line(manifest, e->d_name)) {
             char *p = join(real, e->d_name);
+            if (!p) {
+                s = la_error(LA_ENOMEM, "out of memory");
+                break;
+            }
             struct stat st;
-            ours = p && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+            ours = lstat(p, &st) == 0 && S_ISREG(st.st_mode);
             free(p);
         }
         if (!ours) {
@@ -211,6 +221,10 @@ static la_status check_contents(const char *shown, const char *real)
         }
     }
     closedir(d);
+    if (s != LA_OK) {
+        free(manifest);
+        return s;
+    }
     if (nforeign && !have_manifest)
         s = la_error(LA_EINVAL,
                      "--out %s: the directory is not empty and holds no " LA_OUTDIR_MANIFEST
