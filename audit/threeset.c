@@ -138,7 +138,9 @@ la_status la_threeset_make(const la_table *t, const uint32_t *rep, const uint32_
         /* the rest: dev up to its target, then test */
         size_t rest = total - demos, left_groups = e - q;
         double want = carry + (double)rest * p->dev_share;
-        size_t target = (size_t)floor(want + 0.5);
+        /* the carry can make want negative: dev is already ahead, so its target is none (a negative
+         * double converted to size_t is undefined; on x86 it became SIZE_MAX, all rows to dev) */
+        size_t target = want > 0 ? (size_t)floor(want + 0.5) : 0;
         size_t dev = 0;
         size_t first_rest = q;
         for (; q < e; q++) {
@@ -310,6 +312,7 @@ la_status la_threeset_manifest_md(const la_report *r, const la_threeset *ts, con
                   test ? 100 * la_stat_ci95(0.9, test) : 100.0);
     la_buf warn = {0};
     if (la_report_small_set_warning(&warn, "This test set", 0.9, test)) la_buf_printf(b, "> **Warning:** %s\n\n", warn.p);
+    if (warn.failed) b->failed = 1;
     la_buf_free(&warn);
     la_buf_printf(b, "## Fingerprints (BLAKE2b-256%s)\n\nEach changes when a row is added, removed or relabeled, and "
                      "ignores case and spacing changes in the text.\n\n| set | fingerprint |\n|---|---|\n",
@@ -347,6 +350,7 @@ la_status la_threeset_assignments_jsonl(const la_report *r, const la_threeset *t
             la_buf_puts(&tmp, "duplicate-of:");
             la_buf_puts(&tmp, rows[dup_of[i]].id);
             la_buf_json_strn(b, tmp.p ? tmp.p : "", tmp.n);
+            if (tmp.failed) b->failed = 1;
             la_buf_free(&tmp);
         } else {
             la_buf_printf(b, "\"three-set: class and group shuffled with the seed\"");

@@ -244,6 +244,7 @@ int la_json_strict_check(const char *s, size_t n, size_t *at, const char **why)
 {
     checker c;
     memset(&c, 0, sizeof c);
+    if (!s) s = ""; /* an empty buffer may have no storage */
     c.s = c.p = s;
     c.end = s + n;
     c.arena = malloc(n + 1);

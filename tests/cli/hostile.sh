@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.bash"
 # Under a sanitizer the address space cannot be capped (the shadow memory is reserved up front);
 # there the cap is on the resident set instead, checked after each run.
 sanitized=0
-if ldd "$LEAKAUDIT" 2>/dev/null | grep -qE 'libasan|libubsan'; then sanitized=1; fi
+if grep -qa __asan_init "$LEAKAUDIT"; then sanitized=1; fi
 CAP_KB=1500000
 REAL=$LEAKAUDIT
 cat >capped <<EOF
