@@ -306,24 +306,26 @@ static la_status make_parents(const char *shown, const char *path)
     return LA_OK;
 }
 
-/* A directory a run of this tool left: not a link, only regular files, and its marker or manifest. */
+/* A directory a run of this tool left: not a link, only regular files, and its marker or manifest;
+ * or empty (a run killed between creating it and its marker). */
 static int looks_ours(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
     DIR *d = opendir(path);
     if (!d) return 0;
-    int marked = 0, others = 0;
+    int marked = 0, others = 0, entries = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        entries++;
         if (!strcmp(e->d_name, LA_OUTDIR_MARKER) || !strcmp(e->d_name, LA_OUTDIR_MANIFEST)) marked = 1;
         char *p = join(path, e->d_name);
         if (!p || lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) others = 1;
         free(p);
     }
     closedir(d);
-    return marked && !others;
+    return entries == 0 || (marked && !others);
 }
 
 /* Remove FINAL.tmp-PID-* and FINAL.old-PID-* left by runs whose process is gone. An .old one is
@@ -405,9 +407,16 @@ la_status la_outdir_begin(const char *dir, la_outdir *o)
         return la_error(LA_ENOMEM, "out of memory");
     }
     snprintf(o->tmp, n, "%s.tmp-%ld-XXXXXX", o->final, (long)getpid());
+    /* SIGINT/SIGTERM wait until the handler knows the directory, so none can leave it behind */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
     if (strlen(o->tmp) >= sizeof g_sig_tmp || !mkdtemp(o->tmp)) {
         s = la_error(LA_EIO, "--out %s: cannot create a directory beside it: %s", o->shown,
                      strlen(o->tmp) >= sizeof g_sig_tmp ? "path too long" : strerror(errno));
+        sigprocmask(SIG_SETMASK, &old, NULL);
         free(o->tmp);
         o->tmp = NULL;
         la_outdir_abort(o);
@@ -415,6 +424,7 @@ la_status la_outdir_begin(const char *dir, la_outdir *o)
     }
     chmod(o->tmp, 0755);
     sig_watch(o->tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     s = write_file(o, LA_OUTDIR_MARKER, "", 0);
     if (s != LA_OK) la_outdir_abort(o);
     return s;
