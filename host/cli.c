@@ -39,7 +39,7 @@ const char la_cli_common_help[] =
     "  --threads N             worker threads (default 0: all cores); output does not depend on it\n"
     "  --quiet                 print nothing but errors\n"
     "Limits (past one the run stops with exit 2 naming it; 0 turns it off; sizes take K, M, G):\n"
-    "  --max-row-bytes SIZE    bytes of one record (default 4M; longer rows are rejects)\n"
+    "  --max-row-bytes SIZE    bytes of one record (default 1M; longer rows are rejects)\n"
     "  --max-input-bytes SIZE  bytes of one input after decompression (default 16G)\n"
     "  --max-ratio R           decompressed / stored bytes of a .gz or .zst input (default 200)\n"
     "  --max-rows N            records in one input (default 50000000)\n";

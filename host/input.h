@@ -29,7 +29,7 @@ typedef struct la_limits {
 
 #define LA_DEFAULT_MAX_INPUT_BYTES (16ull << 30)
 #define LA_DEFAULT_MAX_RATIO 200.0
-#define LA_DEFAULT_MAX_ROW_BYTES ((size_t)4 << 20)
+#define LA_DEFAULT_MAX_ROW_BYTES ((size_t)1 << 20)
 #define LA_DEFAULT_MAX_ROWS ((size_t)50000000)
 
 void la_limits_default(la_limits *l /* OUT */);

@@ -172,11 +172,11 @@ case("tsv_duplicate_header", "file", "tsv_duplicate_header.tsv", "text\ttext\ng1
      "tsv_duplicate_header.tsv:1: header: column 'text' appears twice")
 
 # ---- limits: long rows, many rows, compression bombs ----
-big_row = '{"id":"b1","text":"' + "word " * ((5 << 20) // 5) + '"}'
-jsonl_row("row_over_limit", big_row, "record: %d bytes, over the limit of 4194304 (--max-row-bytes)" % len(big_row))
-case("csv_row_over_limit", "row", "csv_row_over_limit.csv", "id,text\ng-csvlong,good\nb1," + "w" * (5 << 20) + "\n",
+big_row = '{"id":"b1","text":"' + "word " * ((2 << 20) // 5) + '"}'
+jsonl_row("row_over_limit", big_row, "record: %d bytes, over the limit of 1048576 (--max-row-bytes)" % len(big_row))
+case("csv_row_over_limit", "row", "csv_row_over_limit.csv", "id,text\ng-csvlong,good\nb1," + "w" * (2 << 20) + "\n",
      "csv_row_over_limit.csv:3: record: ")
-case("tsv_row_over_limit", "row", "tsv_row_over_limit.tsv", "id\ttext\ng-tsvlong\tgood\nb1\t" + "w" * (5 << 20) + "\n",
+case("tsv_row_over_limit", "row", "tsv_row_over_limit.tsv", "id\ttext\ng-tsvlong\tgood\nb1\t" + "w" * (2 << 20) + "\n",
      "tsv_row_over_limit.tsv:3: record: ")
 case("small_row_limit", "file-row", "small_row_limit.jsonl", GOOD + '{"id":"b1","text":"' + "x" * 200 + '"}\n',
      "small_row_limit.jsonl:2: record: 221 bytes, over the limit of 100 (--max-row-bytes)", "--max-row-bytes 100")
