@@ -206,6 +206,7 @@ int la_cmd_split(int argc, char **argv)
     }
     if (s != LA_OK) {
         fprintf(stderr, "leakaudit split: %s (see leakaudit split --help)\n", la_last_error());
+        la_semantic_opts_free(&so.semantic);
         la_cli_free(&c);
         return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }

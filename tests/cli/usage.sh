@@ -87,6 +87,12 @@ la audit --part seen=dev.jsonl --test test.jsonl --within --embed lexical --out 
 expect_rc 0
 [ -f allfiles/clusters.jsonl ] && [ -f allfiles/nearest.jsonl ] && [ -f allfiles/seen.jsonl ] || fail "outputs missing"
 
+check "split: conflicting rules with semantic options given: exit 2, nothing written (and nothing leaked)"
+la split --cutoff 2026-07-01 --three-set --embeddings input=emb.npy --semantic-threshold 0.9 dev.jsonl --out o4
+expect_rc 2
+expect_has err.txt "choose one rule: --cutoff (chronological) or --three-set"
+[ ! -e o4 ] || fail "o4 was created"
+
 check "--out: a non-empty directory without a report is refused (exit 2) and left untouched"
 mkdir -p foreign/sub
 echo "my notes" >foreign/notes.txt
