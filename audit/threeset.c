@@ -193,14 +193,16 @@ static int cmp_id(const void *x, const void *y)
     return strcmp(g_rows[*(const uint32_t *)x].id, g_rows[*(const uint32_t *)y].id);
 }
 
-void la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, const unsigned char *key, char hex[65])
+la_status la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, const unsigned char *key,
+                                  char hex[65])
 {
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) return la_error(LA_ENOMEM, "out of memory fingerprinting a set"); /* never a hash of nothing */
     crypto_generichash_state st;
     crypto_generichash_init(&st, key, key ? 32 : 0, 32);
-    if (order) {
+    {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
             if (ts->set[i] == set) order[m++] = (uint32_t)i;
@@ -223,6 +225,7 @@ void la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, 
     unsigned char out[32];
     crypto_generichash_final(&st, out, sizeof out);
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", out[i]);
+    return LA_OK;
 }
 
 static const char *const k_set_names[LA_SET_COUNT] = {"demos", "dev", "test", "quarantine"};

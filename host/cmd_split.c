@@ -284,9 +284,10 @@ int la_cmd_split(int argc, char **argv)
         r.ntimings = 1;
         char fp[LA_SET_COUNT][65];
         if (so.three_set)
-            for (int k = 0; k < LA_SET_COUNT; k++) la_threeset_fingerprint(t, &ts, k, so.key_file ? key : NULL, fp[k]);
+            for (int k = 0; s == LA_OK && k < LA_SET_COUNT; k++)
+                s = la_threeset_fingerprint(t, &ts, k, so.key_file ? key : NULL, fp[k]);
         la_outdir od;
-        s = la_outdir_begin(c.out, &od);
+        if (s == LA_OK) s = la_outdir_begin(c.out, &od);
         if (s == LA_OK) {
             la_buf b = {0};
 #define EMIT(name, call)                                        \
