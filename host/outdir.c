@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,38 @@ static char g_sig_tmp[PATH_MAX];
 static char g_sig_names[32768]; /* NUL-separated names of the files created in g_sig_tmp */
 static volatile sig_atomic_t g_sig_len;
 static volatile sig_atomic_t g_sig_active;
+static int g_sig_installed;
 static struct sigaction g_sig_old_int, g_sig_old_term;
+
+/* Remove every file in the open directory fd without allocating: after the swap the folder holds
+ * the previous report, whose files this run did not write. Linux only (getdents64). */
+static void remove_all_entries(int fd)
+{
+#if defined(__linux__) && defined(SYS_getdents64)
+    struct dirent64_raw {
+        uint64_t ino;
+        int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[];
+    };
+    _Alignas(8) char buf[4096];
+    for (int pass = 0; pass < 8; pass++) {
+        int removed = 0;
+        lseek(fd, 0, SEEK_SET);
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                struct dirent64_raw *d = (struct dirent64_raw *)(buf + off);
+                if (strcmp(d->name, ".") != 0 && strcmp(d->name, "..") != 0 && unlinkat(fd, d->name, 0) == 0) removed = 1;
+                off += d->reclen;
+            }
+        if (!removed) break;
+    }
+#else
+    (void)fd;
+#endif
+}
 
 static void on_signal(int sig)
 {
@@ -35,6 +68,7 @@ static void on_signal(int sig)
         int fd = open(g_sig_tmp, O_RDONLY | O_DIRECTORY);
         if (fd >= 0) {
             for (size_t i = 0; i < (size_t)g_sig_len; i += strlen(g_sig_names + i) + 1) unlinkat(fd, g_sig_names + i, 0);
+            remove_all_entries(fd);
             close(fd);
         }
         rmdir(g_sig_tmp);
@@ -43,11 +77,22 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-static void sig_watch(const char *tmp)
+/* Name the folder the handler removes (before it is created); no name is being written while the
+ * handler could read it. */
+static void sig_name(const char *tmp)
 {
+    g_sig_active = 0;
     snprintf(g_sig_tmp, sizeof g_sig_tmp, "%s", tmp);
     g_sig_len = 0;
     g_sig_active = 1;
+}
+
+/* Install the handler; sig_name says which folder it removes. */
+static void sig_watch(const char *tmp)
+{
+    if (tmp) sig_name(tmp);
+    if (g_sig_installed) return;
+    g_sig_installed = 1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -68,8 +113,9 @@ static int sig_add(const char *name)
 
 static void sig_unwatch(void)
 {
-    if (!g_sig_active) return;
     g_sig_active = 0;
+    if (!g_sig_installed) return;
+    g_sig_installed = 0;
     sigaction(SIGINT, &g_sig_old_int, NULL);
     sigaction(SIGTERM, &g_sig_old_term, NULL);
 }
@@ -401,30 +447,33 @@ la_status la_outdir_begin(const char *dir, la_outdir *o)
     }
     clean_stale(o->final);
     size_t n = strlen(o->final) + 40;
+    if (n >= sizeof g_sig_tmp) {
+        la_outdir_abort(o);
+        return la_error(LA_EIO, "--out %s: path too long", dir);
+    }
     o->tmp = malloc(n);
     if (!o->tmp) {
         la_outdir_abort(o);
         return la_error(LA_ENOMEM, "out of memory");
     }
-    snprintf(o->tmp, n, "%s.tmp-%ld-XXXXXX", o->final, (long)getpid());
-    /* SIGINT/SIGTERM wait until the handler knows the directory, so none can leave it behind */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    if (strlen(o->tmp) >= sizeof g_sig_tmp || !mkdtemp(o->tmp)) {
-        s = la_error(LA_EIO, "--out %s: cannot create a directory beside it: %s", o->shown,
-                     strlen(o->tmp) >= sizeof g_sig_tmp ? "path too long" : strerror(errno));
-        sigprocmask(SIG_SETMASK, &old, NULL);
+    /* The name is known to the SIGINT/SIGTERM handler before the folder exists: a signal can come on
+     * any thread at any moment, and must never leave a folder behind that the handler did not know. */
+    sig_watch(NULL);
+    int made = 0;
+    for (int attempt = 0; attempt < 64 && !made; attempt++) {
+        uint32_t r = randombytes_random();
+        snprintf(o->tmp, n, "%s.tmp-%ld-%08x", o->final, (long)getpid(), (unsigned)r);
+        sig_name(o->tmp);
+        if (mkdir(o->tmp, 0755) == 0) made = 1;
+        else if (errno != EEXIST) break;
+    }
+    if (!made) {
+        s = la_error(LA_EIO, "--out %s: cannot create a directory beside it: %s", o->shown, strerror(errno));
         free(o->tmp);
         o->tmp = NULL;
         la_outdir_abort(o);
         return s;
     }
-    chmod(o->tmp, 0755);
-    sig_watch(o->tmp);
-    sigprocmask(SIG_SETMASK, &old, NULL);
     s = write_file(o, LA_OUTDIR_MARKER, "", 0);
     if (s != LA_OK) la_outdir_abort(o);
     return s;
