@@ -1,11 +1,16 @@
 # Two entry points (see README.md):
 #   make demo   install what is missing, build Release, audit the bundled GSM8K example
 #   make test   build and run the whole ctest suite
+#   make test-sanitize  the same suite built with AddressSanitizer and UBSan; any report fails it
+#   make fuzz   every libFuzzer target for 60 s, the library instrumented (same build)
 BUILD ?= build
+SAN_BUILD ?= build-sanitize
+SAN_ENV = ASAN_OPTIONS=halt_on_error=1:exitcode=86:detect_leaks=1:strict_string_checks=1 \
+          UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=86
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps configure build demo test bench clean
+.PHONY: all deps configure build demo test san-build test-sanitize fuzz bench clean
 
 all: build
 
@@ -29,5 +34,24 @@ demo: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
+# One clang build for both (CUDA off: the sanitizers do not see into device code): the library,
+# the program and the tests with AddressSanitizer, UBSan and libFuzzer's coverage instrumentation.
+# test-sanitize runs the whole suite there, any sanitizer report failing it; fuzz runs every
+# libFuzzer target for FUZZ_SECONDS from the committed corpus.
+FUZZ_SECONDS ?= 60
+SAN_CC ?= clang-14
+SAN_CXX ?= clang++-14
+
+san-build: deps
+	@cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLA_WITH_CUDA=OFF -DLA_LIBFUZZER=ON \
+	    -DCMAKE_C_COMPILER=$(SAN_CC) -DCMAKE_CXX_COMPILER=$(SAN_CXX) >/dev/null
+	@cmake --build $(SAN_BUILD) -j$(JOBS)
+
+test-sanitize: san-build
+	@cd $(SAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j$(JOBS)
+
+fuzz: san-build
+	@bash scripts/fuzz.sh $(SAN_BUILD) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) $(SAN_BUILD) out

@@ -304,6 +304,7 @@ static int cmp_pair_ids(const void *x, const void *y)
 
 void la_audit_sort_pairs(const la_table *t, la_pairs *pairs)
 {
+    if (pairs->n < 2) return; /* qsort needs a valid pointer even for no pairs */
     g_rows = la_table_rows_const(t);
     qsort(pairs->v, pairs->n, sizeof *pairs->v, cmp_pair_ids);
 }

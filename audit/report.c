@@ -249,7 +249,7 @@ la_status la_report_json(const la_report *r, la_buf *b)
 
     /* statistics */
     la_heldout_stats s;
-    la_report_heldout_stats(r, &s);
+    if (la_report_heldout_stats(r, &s) != LA_OK) b->failed = 1; /* out of memory */
     double p = s.scored_before ? s.acc_before : r->assumed_accuracy;
     double pa = s.scored_after ? s.acc_after : r->assumed_accuracy;
     la_buf_printf(b, "  \"statistics\": {\n    \"heldout\": {\"partition\": ");
@@ -298,7 +298,7 @@ la_status la_report_md(const la_report *r, la_buf *b)
     la_part_counts *pc = la_report_count_parts(r, &orphans);
     if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.md");
     la_heldout_stats s;
-    la_report_heldout_stats(r, &s);
+    if (la_report_heldout_stats(r, &s) != LA_OK) b->failed = 1; /* out of memory */
     const char *held = part_name(r, r->heldout);
 
     la_buf_puts(b, "# leakaudit report\n\n");
@@ -367,6 +367,7 @@ la_status la_report_md(const la_report *r, la_buf *b)
     la_buf warn = {0};
     if (la_report_small_set_warning(&warn, "The clean set", pa, s.after))
         la_buf_printf(b, "\n> **Warning:** %s\n", warn.p);
+    if (warn.failed) b->failed = 1;
     la_buf_free(&warn);
     if (s.groups) {
         la_buf_putc(b, '\n');
@@ -624,6 +625,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
                 la_buf_putc(&kinds, ':');
                 if (!first) la_buf_putc(b, ',');
                 json_prefixed(b, kinds.p ? kinds.p : "", rows[other].id);
+                if (kinds.failed) b->failed = 1; /* out of memory: the report fails as a whole */
                 la_buf_free(&kinds);
                 first = 0;
             }

@@ -84,7 +84,7 @@ la_status la_report_html(const la_report *r, la_buf *b)
         return la_error(LA_ENOMEM, "out of memory writing report.html");
     }
     la_heldout_stats s;
-    la_report_heldout_stats(r, &s);
+    if (la_report_heldout_stats(r, &s) != LA_OK) b->failed = 1; /* out of memory */
     const char *held = la_table_part_name(t, r->heldout);
 
     la_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>leakaudit report</title>"
@@ -152,6 +152,7 @@ la_status la_report_html(const la_report *r, la_buf *b)
         html_text(b, warn.p, 0);
         la_buf_puts(b, "</p>\n");
     }
+    if (warn.failed) b->failed = 1;
     la_buf_free(&warn);
     if (s.groups) {
         la_buf sentence = {0};
@@ -159,6 +160,7 @@ la_status la_report_html(const la_report *r, la_buf *b)
         la_buf_puts(b, "<p>");
         html_text(b, sentence.p, 0);
         la_buf_puts(b, "</p>\n");
+        if (sentence.failed) b->failed = 1;
         la_buf_free(&sentence);
     }
 

@@ -10,17 +10,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* XML text: escapes &, <, >, " and drops the control characters XML 1.0 forbids. */
+/* XML text: escapes &, <, >, " and replaces what XML 1.0 does not allow as a character: the
+ * control characters but tab and newline (by a space), U+FFFE, U+FFFF and any byte that is not
+ * part of valid UTF-8 (by U+FFFD). Surrogates cannot occur: valid UTF-8 has none. */
 static void xml_text(la_buf *b, const char *s)
 {
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '&') la_buf_puts(b, "&amp;");
-        else if (c == '<') la_buf_puts(b, "&lt;");
-        else if (c == '>') la_buf_puts(b, "&gt;");
-        else if (c == '"') la_buf_puts(b, "&quot;");
-        else if (c < 0x20 && c != '\n' && c != '\t') la_buf_putc(b, ' ');
-        else la_buf_putc(b, (char)c);
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = s ? strlen(s) : 0;
+    for (size_t i = 0; i < n;) {
+        unsigned c = u[i];
+        if (c < 0x80) {
+            if (c == '&') la_buf_puts(b, "&amp;");
+            else if (c == '<') la_buf_puts(b, "&lt;");
+            else if (c == '>') la_buf_puts(b, "&gt;");
+            else if (c == '"') la_buf_puts(b, "&quot;");
+            else if (c < 0x20 && c != '\n' && c != '\t') la_buf_putc(b, ' ');
+            else la_buf_putc(b, (char)c);
+            i++;
+            continue;
+        }
+        size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+        unsigned cp = len == 4 ? c & 0x07 : len == 3 ? c & 0x0F : c & 0x1F;
+        int formed = len && i + len <= n;
+        for (size_t k = 1; formed && k < len; k++) {
+            formed = (u[i + k] & 0xC0) == 0x80;
+            cp = (cp << 6) | (u[i + k] & 0x3F);
+        }
+        formed = formed && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) &&
+                 !(cp >= 0xD800 && cp <= 0xDFFF);
+        if (formed && cp != 0xFFFE && cp != 0xFFFF) la_buf_putn(b, s + i, len);
+        else la_buf_puts(b, "\xEF\xBF\xBD"); /* one U+FFFD per character, or per stray byte */
+        i += formed ? len : 1;
     }
 }
 

@@ -124,7 +124,7 @@ void la_report_shared_frame(const la_report *r, const la_pair *p, la_buf *out)
 
 static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
 
-void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
+la_status la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
 {
     memset(s, 0, sizeof *s);
     const la_row *rows = la_table_rows_const(r->table);
@@ -156,13 +156,13 @@ void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
     for (size_t i = 0; i < n; i++)
         if (rows[i].family) nf++;
     s->share = n ? (double)s->before / (double)n : 0;
-    if (nf == 0) return;
+    if (nf == 0) return LA_OK;
     const char **keys = malloc(nf * sizeof *keys);
     size_t *sizes = malloc(nf * sizeof *sizes);
     if (!keys || !sizes) {
         free(keys);
         free(sizes);
-        return;
+        return la_error(LA_ENOMEM, "out of memory");
     }
     /* key = family name; a second array records per family whether it has held-out and seen rows */
     size_t m = 0;
@@ -184,6 +184,7 @@ void la_report_heldout_stats(const la_report *r, la_heldout_stats *s)
         if (r->audit->families[f].crosses) s->observed_mixed++;
     free(keys);
     free(sizes);
+    return LA_OK;
 }
 
 /* Copies first, then near copies, then ungraded family/time links, then related links last. */

@@ -44,7 +44,7 @@ typedef struct la_heldout_stats {
     size_t observed_mixed;
 } la_heldout_stats;
 
-void la_report_heldout_stats(const la_report *r, la_heldout_stats *s /* OUT */);
+la_status la_report_heldout_stats(const la_report *r, la_heldout_stats *s /* OUT */);
 
 /* Indices of r->pairs ranked for display: exact, near, semantic, family, then time; caller frees. */
 size_t *la_report_ranked_pairs(const la_report *r);

@@ -176,6 +176,7 @@ la_status la_split_report_md(const la_report *r, const la_split *sp, la_buf *b)
     la_buf warn = {0};
     if (la_report_small_set_warning(&warn, "This test set", 0.9, c.rows[1]))
         la_buf_printf(b, "\n> **Warning:** %s\n", warn.p);
+    if (warn.failed) b->failed = 1;
     la_buf_free(&warn);
     if (c.groups[2]) {
         la_buf_puts(b, "\n## Quarantined families\n\n| family | rows | first date | last date |\n|---|---:|---|---|\n");

@@ -138,7 +138,9 @@ la_status la_threeset_make(const la_table *t, const uint32_t *rep, const uint32_
         /* the rest: dev up to its target, then test */
         size_t rest = total - demos, left_groups = e - q;
         double want = carry + (double)rest * p->dev_share;
-        size_t target = (size_t)floor(want + 0.5);
+        /* the carry can make want negative: dev is already ahead, so its target is none (a negative
+         * double converted to size_t is undefined; on x86 it became SIZE_MAX, all rows to dev) */
+        size_t target = want > 0 ? (size_t)floor(want + 0.5) : 0;
         size_t dev = 0;
         size_t first_rest = q;
         for (; q < e; q++) {
@@ -191,14 +193,16 @@ static int cmp_id(const void *x, const void *y)
     return strcmp(g_rows[*(const uint32_t *)x].id, g_rows[*(const uint32_t *)y].id);
 }
 
-void la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, const unsigned char *key, char hex[65])
+la_status la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, const unsigned char *key,
+                                  char hex[65])
 {
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) return la_error(LA_ENOMEM, "out of memory fingerprinting a set"); /* never a hash of nothing */
     crypto_generichash_state st;
     crypto_generichash_init(&st, key, key ? 32 : 0, 32);
-    if (order) {
+    {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
             if (ts->set[i] == set) order[m++] = (uint32_t)i;
@@ -221,6 +225,7 @@ void la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, 
     unsigned char out[32];
     crypto_generichash_final(&st, out, sizeof out);
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", out[i]);
+    return LA_OK;
 }
 
 static const char *const k_set_names[LA_SET_COUNT] = {"demos", "dev", "test", "quarantine"};
@@ -310,6 +315,7 @@ la_status la_threeset_manifest_md(const la_report *r, const la_threeset *ts, con
                   test ? 100 * la_stat_ci95(0.9, test) : 100.0);
     la_buf warn = {0};
     if (la_report_small_set_warning(&warn, "This test set", 0.9, test)) la_buf_printf(b, "> **Warning:** %s\n\n", warn.p);
+    if (warn.failed) b->failed = 1;
     la_buf_free(&warn);
     la_buf_printf(b, "## Fingerprints (BLAKE2b-256%s)\n\nEach changes when a row is added, removed or relabeled, and "
                      "ignores case and spacing changes in the text.\n\n| set | fingerprint |\n|---|---|\n",
@@ -347,6 +353,7 @@ la_status la_threeset_assignments_jsonl(const la_report *r, const la_threeset *t
             la_buf_puts(&tmp, "duplicate-of:");
             la_buf_puts(&tmp, rows[dup_of[i]].id);
             la_buf_json_strn(b, tmp.p ? tmp.p : "", tmp.n);
+            if (tmp.failed) b->failed = 1;
             la_buf_free(&tmp);
         } else {
             la_buf_printf(b, "\"three-set: class and group shuffled with the seed\"");

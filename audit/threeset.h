@@ -56,9 +56,10 @@ void la_threeset_free(la_threeset *ts);
 
 /* BLAKE2b-256 fingerprint of the rows in one set: over the rows sorted by id, each contributing its id,
  * label and the XXH3-128 of its normalized text, so it changes when a row is added, removed or
- * relabeled and ignores case and spacing changes. key (32 bytes) or NULL for an unkeyed hash. */
-void la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, const unsigned char *key,
-                             char hex[65] /* OUT */);
+ * relabeled and ignores case and spacing changes. key (32 bytes) or NULL for an unkeyed hash.
+ * LA_ENOMEM (hex untouched) when the rows cannot be sorted. */
+la_status la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, const unsigned char *key,
+                                  char hex[65] /* OUT */);
 
 const char *la_threeset_set_name(int set);
 

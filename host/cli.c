@@ -1,9 +1,14 @@
 /* cli.c - shared option handling and validated loading for audit and split (see cli.h). */
 #include "cli.h"
 
+#include "json_strict.h"
+#include "outdir.h"
+
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 const char la_cli_common_help[] =
@@ -32,7 +37,30 @@ const char la_cli_common_help[] =
     "  --cutoff YYYY-MM-DD     date cutoff, inclusive on the held-out (test) side\n"
     "  --out DIR               output directory (default leakaudit-report), written atomically\n"
     "  --threads N             worker threads (default 0: all cores); output does not depend on it\n"
-    "  --quiet                 print nothing but errors\n";
+    "  --quiet                 print nothing but errors\n"
+    "Limits (past one the run stops with exit 2 naming it; 0 turns it off; sizes take K, M, G):\n"
+    "  --max-row-bytes SIZE    bytes of one record (default 1M; longer rows are rejects)\n"
+    "  --max-input-bytes SIZE  bytes of one input after decompression (default 16G)\n"
+    "  --max-ratio R           decompressed / stored bytes of a .gz or .zst input (default 200)\n"
+    "  --max-rows N            records in one input (default 50000000)\n";
+
+/* A byte count or row count: digits with an optional K, M, G or T (powers of 1024). */
+static la_status parse_count(const char *opt, const char *arg, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = arg;
+    if (*p < '0' || *p > '9') return la_error(LA_EINVAL, "%s %s: expected a whole number (sizes may end in K, M or G)", opt, arg);
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10) return la_error(LA_EINVAL, "%s %s: too large", opt, arg);
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    int shift = *p == 'K' || *p == 'k' ? 10 : *p == 'M' || *p == 'm' ? 20 : *p == 'G' || *p == 'g' ? 30 : *p == 'T' || *p == 't' ? 40 : 0;
+    if (shift) p++;
+    if (*p) return la_error(LA_EINVAL, "%s %s: expected a whole number (sizes may end in K, M or G)", opt, arg);
+    if (shift && v > (UINT64_MAX >> shift)) return la_error(LA_EINVAL, "%s %s: too large", opt, arg);
+    *out = v << shift;
+    return LA_OK;
+}
 
 void la_cli_init(la_cli *c, const char *command)
 {
@@ -49,7 +77,6 @@ void la_cli_init(la_cli *c, const char *command)
 
 void la_cli_free(la_cli *c)
 {
-    free(c->known_storage);
     for (size_t k = 0; k < c->nowned; k++) free(c->owned[k]);
 }
 
@@ -72,18 +99,30 @@ static la_status add_input(la_cli *c, const char *part, const char *path)
     return LA_OK;
 }
 
-static int valid_part_name(const char *s, size_t n)
+/* Names whose manifest NAME.jsonl would be a file the reports already use, or an outcome. They are
+ * compared ignoring case, since case-insensitive file systems would still let them collide. */
+static const char *const k_reserved_parts[] = {"report",  "pairs",        "assignments", "clusters", "quarantine",
+                                               "rejects", "rejected",     "nearest",     "within_pairs",
+                                               "manifest"};
+
+/* LA_OK when s[0..n) can name a partition, else LA_EINVAL with "OPT ARG: why" in la_last_error. */
+static la_status check_part_name(const char *opt, const char *arg, const char *s, size_t n)
 {
-    if (n == 0 || n > 64) return 0;
-    for (size_t i = 0; i < n; i++) {
+    int ok = n > 0 && n <= 64;
+    for (size_t i = 0; ok && i < n; i++) {
         char ch = s[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
-            return 0;
+        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
     }
-    /* names that are outcomes or file names of their own are reserved */
-    return !(n == 10 && !strncmp(s, "quarantine", 10)) && !(n == 8 && !strncmp(s, "rejected", 8)) &&
-           !(n == 7 && !strncmp(s, "rejects", 7)) && !(n == 6 && !strncmp(s, "report", 6)) &&
-           !(n == 5 && !strncmp(s, "pairs", 5)) && !(n == 11 && !strncmp(s, "assignments", 11));
+    if (!ok)
+        return la_error(LA_EINVAL, "%s %s: expected a partition name of 1 to 64 letters, digits, - and _", opt, arg);
+    for (size_t k = 0; k < sizeof k_reserved_parts / sizeof *k_reserved_parts; k++)
+        if (strlen(k_reserved_parts[k]) == n && !strncasecmp(s, k_reserved_parts[k], n))
+            return la_error(LA_EINVAL,
+                            "%s %s: the partition name '%.*s' is reserved (its manifest would replace a report file); "
+                            "reserved: report, pairs, assignments, clusters, quarantine, rejects, rejected, nearest, "
+                            "within_pairs, manifest",
+                            opt, arg, (int)n, s);
+    return LA_OK;
 }
 
 la_status la_cli_option(la_cli *c, int opt, const char *arg)
@@ -92,16 +131,13 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     case 1: return add_input(c, NULL, arg);
     case LA_OPT_PART: {
         const char *eq = strchr(arg, '=');
-        if (!eq || !valid_part_name(arg, (size_t)(eq - arg)))
-            return la_error(LA_EINVAL, "--part %s: expected NAME=FILE with NAME made of letters, digits, - and _ "
-                                       "(not quarantine, rejected or a report file name)", arg);
+        if (!eq) return la_error(LA_EINVAL, "--part %s: expected NAME=FILE", arg);
+        LA_TRY(check_part_name("--part", arg, arg, (size_t)(eq - arg)));
+        /* the name must outlive parsing: keep it with the known names */
+        if (c->nknown == LA_CLI_MAX_PARTS || c->nowned == sizeof c->owned / sizeof *c->owned)
+            return la_error(LA_EINVAL, "too many partitions");
         char *name = strndup(arg, (size_t)(eq - arg));
         if (!name) return la_error(LA_ENOMEM, "out of memory");
-        /* the name must outlive parsing: keep it with the known names */
-        if (c->nknown == LA_CLI_MAX_PARTS) {
-            free(name);
-            return la_error(LA_EINVAL, "too many partitions");
-        }
         c->known[c->nknown++] = name;
         c->owned[c->nowned++] = name;
         return add_input(c, name, eq + 1);
@@ -109,20 +145,38 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     case LA_OPT_DEV: return add_input(c, "dev", arg);
     case LA_OPT_TEST: return add_input(c, "test", arg);
     case LA_OPT_HELDOUT:
-        if (!valid_part_name(arg, strlen(arg))) return la_error(LA_EINVAL, "--heldout %s: not a valid partition name", arg);
+        LA_TRY(check_part_name("--heldout", arg, arg, strlen(arg)));
         c->heldout = arg;
         return LA_OK;
     case LA_OPT_PARTS: {
-        free(c->known_storage);
-        c->known_storage = strdup(arg);
-        if (!c->known_storage) return la_error(LA_ENOMEM, "out of memory");
-        for (char *tok = strtok(c->known_storage, ","); tok; tok = strtok(NULL, ",")) {
-            if (!valid_part_name(tok, strlen(tok))) return la_error(LA_EINVAL, "--parts: '%s' is not a valid partition name", tok);
+        /* repeated --parts add up; every copy stays alive as long as known[] points into it */
+        if (c->nowned == sizeof c->owned / sizeof *c->owned) return la_error(LA_EINVAL, "--parts: given too often");
+        char *copy = strdup(arg);
+        if (!copy) return la_error(LA_ENOMEM, "out of memory");
+        c->owned[c->nowned++] = copy;
+        c->parts_given = 1;
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            LA_TRY(check_part_name("--parts", tok, tok, strlen(tok)));
             if (c->nknown == LA_CLI_MAX_PARTS) return la_error(LA_EINVAL, "--parts: too many partitions");
             c->known[c->nknown++] = tok;
         }
         return LA_OK;
     }
+    case LA_OPT_ID_FIELD:
+    case LA_OPT_TEXT_FIELD:
+    case LA_OPT_SPLIT_FIELD:
+    case LA_OPT_FAMILY_FIELD:
+    case LA_OPT_DATE_FIELD:
+    case LA_OPT_LABEL_FIELD:
+    case LA_OPT_SCORE_FIELD:
+        if (!arg[0]) {
+            static const char *const names[] = {"id", "text", "split", "family", "date", "label", "score"};
+            return la_error(LA_EINVAL, "--%s-field '': expected a field name", names[opt - LA_OPT_ID_FIELD]);
+        }
+        break;
+    }
+    switch (opt) {
     case LA_OPT_ID_FIELD: c->load.id_field = arg; return LA_OK;
     case LA_OPT_TEXT_FIELD:
         if (!c->text_fields_set) c->load.ntext = 0, c->text_fields_set = 1;
@@ -164,6 +218,25 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         return LA_OK;
     }
     case LA_OPT_QUIET: c->quiet = 1; return LA_OK;
+    case LA_OPT_MAX_ROW_BYTES:
+    case LA_OPT_MAX_INPUT_BYTES:
+    case LA_OPT_MAX_ROWS: {
+        static const char *const names[] = {"--max-row-bytes", "--max-input-bytes", "--max-ratio", "--max-rows"};
+        uint64_t v = 0;
+        LA_TRY(parse_count(names[opt - LA_OPT_MAX_ROW_BYTES], arg, &v));
+        if (v > SIZE_MAX) return la_error(LA_EINVAL, "%s %s: too large", names[opt - LA_OPT_MAX_ROW_BYTES], arg);
+        if (opt == LA_OPT_MAX_ROW_BYTES) c->load.limits.max_row_bytes = (size_t)v;
+        else if (opt == LA_OPT_MAX_ROWS) c->load.limits.max_rows = (size_t)v;
+        else c->load.limits.max_input_bytes = v;
+        return LA_OK;
+    }
+    case LA_OPT_MAX_RATIO: {
+        size_t n = strlen(arg);
+        double v = n && la_json_number_len(arg, n) == n ? strtod(arg, NULL) : -1;
+        if (!(v == 0 || v >= 1)) return la_error(LA_EINVAL, "--max-ratio %s: expected a number of at least 1, or 0 (no limit)", arg);
+        c->load.limits.max_ratio = v;
+        return LA_OK;
+    }
     }
     return LA_EUNSUPPORTED;
 }
@@ -186,7 +259,7 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
             s = la_cli_option(c, opt, optarg);
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit %s: %s (see leakaudit %s --help)\n", c->command, la_last_error(), c->command);
-            return LA_EXIT_USAGE;
+            return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
         }
     }
     return -1;
@@ -195,7 +268,7 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
 la_status la_cli_finish(la_cli *c)
 {
     static const char *const defaults[] = {"train", "demos", "dev", "validation", "test"};
-    int explicit_parts = c->known_storage != NULL;
+    int explicit_parts = c->parts_given;
     if (!explicit_parts)
         for (size_t k = 0; k < sizeof defaults / sizeof *defaults && c->nknown < LA_CLI_MAX_PARTS; k++)
             c->known[c->nknown++] = defaults[k];
@@ -209,7 +282,11 @@ la_status la_cli_finish(la_cli *c)
     size_t stdin_uses = 0;
     for (size_t k = 0; k < c->ninputs; k++) stdin_uses += !strcmp(c->inputs[k].path, "-");
     if (stdin_uses > 1) return la_error(LA_EINVAL, "standard input ('-') can be read only once");
-    return LA_OK;
+    const char *paths[LA_CLI_MAX_INPUTS + 32];
+    size_t npaths = 0;
+    for (size_t k = 0; k < c->ninputs; k++) paths[npaths++] = c->inputs[k].path;
+    for (size_t k = 0; k < c->nextra && npaths < sizeof paths / sizeof *paths; k++) paths[npaths++] = c->extra_inputs[k];
+    return la_outdir_check(c->out, paths, npaths);
 }
 
 la_status la_cli_load(la_cli *c, la_table *t, la_loader *L)

@@ -30,11 +30,13 @@ typedef struct la_cli {
     size_t ninputs;
     const char *known[LA_CLI_MAX_PARTS];
     size_t nknown;
-    char *known_storage;
-    char *owned[LA_CLI_MAX_PARTS]; /* --part names */
+    int parts_given;                   /* --parts was given: no default names */
+    char *owned[2 * LA_CLI_MAX_PARTS]; /* --part names and --parts lists, freed with the options */
     size_t nowned;
     const char *heldout;
     const char *out;
+    const char *const *extra_inputs; /* files a command reads besides the inputs (embeddings, keys) */
+    size_t nextra;
     int reject_invalid;
     la_norm_mode norm;
     int32_t cutoff;
@@ -50,6 +52,7 @@ enum {
     LA_OPT_SPLIT_FIELD, LA_OPT_FAMILY_FIELD, LA_OPT_DATE_FIELD, LA_OPT_LABEL_FIELD, LA_OPT_SCORE_FIELD,
     LA_OPT_DATE_FORMAT, LA_OPT_ON_INVALID, LA_OPT_FORMAT, LA_OPT_NORMALIZE, LA_OPT_CUTOFF, LA_OPT_OUT,
     LA_OPT_FAIL_ON, LA_OPT_THREADS, LA_OPT_QUIET, LA_OPT_HELP,
+    LA_OPT_MAX_ROW_BYTES, LA_OPT_MAX_INPUT_BYTES, LA_OPT_MAX_RATIO, LA_OPT_MAX_ROWS,
     LA_OPT_COMMAND_BASE = 2000   /* command-specific options start here */
 };
 
@@ -68,7 +71,10 @@ enum {
     {"normalize", required_argument, 0, LA_OPT_NORMALIZE}, {"cutoff", required_argument, 0, LA_OPT_CUTOFF},    \
     {"out", required_argument, 0, LA_OPT_OUT}, {"fail-on", required_argument, 0, LA_OPT_FAIL_ON},              \
     {"threads", required_argument, 0, LA_OPT_THREADS}, {"quiet", no_argument, 0, LA_OPT_QUIET},               \
-    {"help", no_argument, 0, LA_OPT_HELP}
+    {"help", no_argument, 0, LA_OPT_HELP},                                                                     \
+    {"max-row-bytes", required_argument, 0, LA_OPT_MAX_ROW_BYTES},                                             \
+    {"max-input-bytes", required_argument, 0, LA_OPT_MAX_INPUT_BYTES},                                         \
+    {"max-ratio", required_argument, 0, LA_OPT_MAX_RATIO}, {"max-rows", required_argument, 0, LA_OPT_MAX_ROWS}
 
 /* Help text for the common options. */
 extern const char la_cli_common_help[];
@@ -90,7 +96,8 @@ typedef la_status (*la_cli_command_fn)(void *ctx, int opt, const char *name, con
 int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options, const char *help,
                  la_cli_command_fn fn, void *ctx);
 
-/* Finish parsing: defaults that depend on other options, checks across options. */
+/* Finish parsing: defaults that depend on other options, checks across options, and the check that
+ * --out may be replaced and holds none of the inputs (see outdir.h), before any work is done. */
 la_status la_cli_finish(la_cli *c);
 
 /* Load every input. On invalid rows with --on-invalid fail, prints the first 20 problems and a count

@@ -46,7 +46,7 @@ static const char k_help[] =
     "  --near on|off           run the tier (default on)\n"
     "  --near-threshold J      Jaccard of shingle sets for a near copy (default 0.33)\n"
     "  --containment-threshold C  share of the shorter text's shingles found in the longer one\n"
-    "                          (default 0.9; catches a test item quoted inside a long passage)\n"
+    "                          (default 0.9; catches a test item quoted inside a long passage; off)\n"
     "  --shingle word|char, --shingle-size N  shingles (default word 2-grams)\n"
     "  --num-perm K            MinHash permutations (default 128)\n"
     "  --simhash-k K           SimHash Hamming radius (default 3; -1 turns SimHash off)\n"
@@ -256,11 +256,14 @@ int la_cmd_audit(int argc, char **argv)
     }
     rc = LA_EXIT_INTERNAL;
     c.load.embedding_field = aopt.semantic.enabled ? aopt.semantic.embedding_field : NULL;
-    if (la_cli_finish(&c) != LA_OK) {
+    c.extra_inputs = aopt.semantic.emb_path;
+    c.nextra = aopt.semantic.nemb;
+    la_status fs = la_cli_finish(&c);
+    if (fs != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s (see leakaudit audit --help)\n", la_last_error());
         la_semantic_opts_free(&aopt.semantic);
         la_cli_free(&c);
-        return LA_EXIT_USAGE;
+        return fs == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
 
     la_backend backend;

@@ -188,6 +188,12 @@ int la_cmd_split(int argc, char **argv)
     rc = LA_EXIT_INTERNAL;
     /* every file's rows are placed by the rule, not by a split field */
     for (size_t k = 0; k < c.ninputs; k++) c.inputs[k].part = "input";
+    const char *extra[LA_MAX_EMB_FILES + 1];
+    size_t nextra = 0;
+    for (size_t k = 0; k < so.semantic.nemb; k++) extra[nextra++] = so.semantic.emb_path[k];
+    if (so.key_file) extra[nextra++] = so.key_file;
+    c.extra_inputs = extra;
+    c.nextra = nextra;
     la_status s = la_cli_finish(&c);
     if (s == LA_OK && so.three_set && c.cutoff != LA_NO_DATE)
         s = la_error(LA_EINVAL, "choose one rule: --cutoff (chronological) or --three-set");
@@ -201,8 +207,9 @@ int la_cmd_split(int argc, char **argv)
     }
     if (s != LA_OK) {
         fprintf(stderr, "leakaudit split: %s (see leakaudit split --help)\n", la_last_error());
+        la_semantic_opts_free(&so.semantic);
         la_cli_free(&c);
-        return LA_EXIT_USAGE;
+        return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
 
     double t0 = la_cli_now();
@@ -278,9 +285,10 @@ int la_cmd_split(int argc, char **argv)
         r.ntimings = 1;
         char fp[LA_SET_COUNT][65];
         if (so.three_set)
-            for (int k = 0; k < LA_SET_COUNT; k++) la_threeset_fingerprint(t, &ts, k, so.key_file ? key : NULL, fp[k]);
+            for (int k = 0; s == LA_OK && k < LA_SET_COUNT; k++)
+                s = la_threeset_fingerprint(t, &ts, k, so.key_file ? key : NULL, fp[k]);
         la_outdir od;
-        s = la_outdir_begin(c.out, &od);
+        if (s == LA_OK) s = la_outdir_begin(c.out, &od);
         if (s == LA_OK) {
             la_buf b = {0};
 #define EMIT(name, call)                                        \

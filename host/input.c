@@ -14,20 +14,68 @@
 #include <zlib.h>
 #include <zstd.h>
 
-static la_status slurp(FILE *f, const char *path, char **data, size_t *len)
+void la_limits_default(la_limits *l)
+{
+    l->max_input_bytes = LA_DEFAULT_MAX_INPUT_BYTES;
+    l->max_ratio = LA_DEFAULT_MAX_RATIO;
+    l->max_row_bytes = LA_DEFAULT_MAX_ROW_BYTES;
+    l->max_rows = LA_DEFAULT_MAX_ROWS;
+}
+
+/* The most bytes an input may decompress to: --max-input-bytes, and for compressed data also
+ * --max-ratio times what is stored (at least 1 MiB, so tiny files are never refused). */
+static uint64_t byte_limit(const la_limits *lim, size_t stored, int compressed)
+{
+    uint64_t m = lim && lim->max_input_bytes ? lim->max_input_bytes : UINT64_MAX;
+    if (compressed && lim && lim->max_ratio > 0) {
+        double r = lim->max_ratio * (double)stored;
+        uint64_t byratio = r < 1048576.0 ? 1048576 : r >= 1.8e19 ? UINT64_MAX : (uint64_t)r;
+        if (byratio < m) m = byratio;
+    }
+    return m;
+}
+
+static la_status over_limit(const char *path, const la_limits *lim, size_t stored, int compressed)
+{
+    uint64_t m = byte_limit(lim, stored, compressed);
+    if (compressed && lim && lim->max_ratio > 0 && m < (lim->max_input_bytes ? lim->max_input_bytes : UINT64_MAX))
+        return la_error(LA_EINPUT,
+                        "%s: decompresses to more than %llu bytes, over %g times the %zu bytes stored (a compression "
+                        "bomb?); raise --max-ratio (or give 0) if the data is genuine",
+                        path, (unsigned long long)m, lim->max_ratio, stored);
+    return la_error(LA_EINPUT, "%s: more than %llu bytes%s; raise --max-input-bytes (or give 0) to read it", path,
+                    (unsigned long long)m, compressed ? " after decompression" : "");
+}
+
+/* Grow *p (capacity *cap, n used) so that at least 65536 bytes are free, but never past limit + 1
+ * (one byte more than allowed shows that the limit was passed). 0 on success, -1 out of memory. */
+static int grow(char **p, size_t *cap, size_t n, uint64_t limit)
+{
+    if (*cap - n >= 65536) return 0;
+    size_t want = *cap * 2;
+    if (limit < UINT64_MAX && want > limit + 65537) want = (size_t)limit + 65537;
+    if (want <= *cap) return 0;
+    char *q = realloc(*p, want);
+    if (!q) return -1;
+    *p = q;
+    *cap = want;
+    return 0;
+}
+
+static la_status slurp(FILE *f, const char *path, const la_limits *lim, char **data, size_t *len)
 {
     size_t cap = 1 << 16, n = 0;
+    uint64_t limit = byte_limit(lim, 0, 0);
     char *p = malloc(cap);
     if (!p) return la_error(LA_ENOMEM, "%s: out of memory", path);
     for (;;) {
-        if (cap - n < 65536) {
-            cap *= 2;
-            char *q = realloc(p, cap);
-            if (!q) {
-                free(p);
-                return la_error(LA_ENOMEM, "%s: out of memory reading the file", path);
-            }
-            p = q;
+        if (n > limit) {
+            free(p);
+            return over_limit(path, lim, n, 0);
+        }
+        if (grow(&p, &cap, n, limit) != 0) {
+            free(p);
+            return la_error(LA_ENOMEM, "%s: out of memory reading the file", path);
         }
         size_t r = fread(p + n, 1, cap - n - 1, f);
         n += r;
@@ -43,37 +91,41 @@ static la_status slurp(FILE *f, const char *path, char **data, size_t *len)
     return LA_OK;
 }
 
-static la_status gunzip(const char *path, const char *src, size_t n, char **out, size_t *outlen)
+static la_status gunzip(const char *path, const la_limits *lim, const char *src, size_t n, char **out, size_t *outlen)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 15 + 32) != Z_OK) return la_error(LA_ENOMEM, "%s: cannot start gzip decoder", path);
+    uint64_t limit = byte_limit(lim, n, 1);
     size_t cap = n * 4 + 65536, len = 0;
+    if (limit < UINT64_MAX && cap > limit + 65537) cap = (size_t)limit + 65537;
     char *p = malloc(cap);
     if (!p) {
         inflateEnd(&z);
         return la_error(LA_ENOMEM, "%s: out of memory", path);
     }
+    /* inputs over 4 GiB compressed are fed in pieces below */
     z.next_in = (Bytef *)src;
-    z.avail_in = (uInt)n; /* inputs over 4 GiB compressed are fed in pieces below */
     size_t fed = n > 0xFFFFFFFFu ? 0xFFFFFFFFu : n;
     z.avail_in = (uInt)fed;
     int rc = Z_OK;
     for (;;) {
-        if (cap - len < 65536) {
-            cap *= 2;
-            char *q = realloc(p, cap);
-            if (!q) {
-                free(p);
-                inflateEnd(&z);
-                return la_error(LA_ENOMEM, "%s: out of memory decompressing", path);
-            }
-            p = q;
+        if (len > limit) {
+            free(p);
+            inflateEnd(&z);
+            return over_limit(path, lim, n, 1);
         }
+        if (grow(&p, &cap, len, limit) != 0) {
+            free(p);
+            inflateEnd(&z);
+            return la_error(LA_ENOMEM, "%s: out of memory decompressing", path);
+        }
+        size_t room = cap - len - 1;
         z.next_out = (Bytef *)(p + len);
-        z.avail_out = (uInt)(cap - len - 1);
+        z.avail_out = (uInt)(room > 0xFFFFFFFFu ? 0xFFFFFFFFu : room);
+        uInt before = z.avail_out;
         rc = inflate(&z, Z_NO_FLUSH);
-        len = cap - 1 - z.avail_out;
+        len += before - z.avail_out;
         if (z.avail_in == 0 && fed < n) {
             size_t more = n - fed > 0xFFFFFFFFu ? 0xFFFFFFFFu : n - fed;
             z.next_in = (Bytef *)(src + fed);
@@ -93,17 +145,23 @@ static la_status gunzip(const char *path, const char *src, size_t n, char **out,
         free(p);
         return la_error(LA_EINPUT, "%s: corrupt or truncated gzip data", path);
     }
+    if (len > limit) {
+        free(p);
+        return over_limit(path, lim, n, 1);
+    }
     p[len] = '\0';
     *out = p;
     *outlen = len;
     return LA_OK;
 }
 
-static la_status unzstd(const char *path, const char *src, size_t n, char **out, size_t *outlen)
+static la_status unzstd(const char *path, const la_limits *lim, const char *src, size_t n, char **out, size_t *outlen)
 {
     ZSTD_DStream *d = ZSTD_createDStream();
     if (!d) return la_error(LA_ENOMEM, "%s: cannot start zstd decoder", path);
+    uint64_t limit = byte_limit(lim, n, 1);
     size_t cap = n * 4 + 65536, len = 0;
+    if (limit < UINT64_MAX && cap > limit + 65537) cap = (size_t)limit + 65537;
     char *p = malloc(cap);
     if (!p) {
         ZSTD_freeDStream(d);
@@ -112,15 +170,15 @@ static la_status unzstd(const char *path, const char *src, size_t n, char **out,
     ZSTD_inBuffer in = {src, n, 0};
     size_t last = 1;
     while (in.pos < in.size || last != 0) {
-        if (cap - len < 65536) {
-            cap *= 2;
-            char *q = realloc(p, cap);
-            if (!q) {
-                free(p);
-                ZSTD_freeDStream(d);
-                return la_error(LA_ENOMEM, "%s: out of memory decompressing", path);
-            }
-            p = q;
+        if (len > limit) {
+            free(p);
+            ZSTD_freeDStream(d);
+            return over_limit(path, lim, n, 1);
+        }
+        if (grow(&p, &cap, len, limit) != 0) {
+            free(p);
+            ZSTD_freeDStream(d);
+            return la_error(LA_ENOMEM, "%s: out of memory decompressing", path);
         }
         ZSTD_outBuffer o = {p + len, cap - len - 1, 0};
         last = ZSTD_decompressStream(d, &o, &in);
@@ -137,20 +195,24 @@ static la_status unzstd(const char *path, const char *src, size_t n, char **out,
         }
     }
     ZSTD_freeDStream(d);
+    if (len > limit) {
+        free(p);
+        return over_limit(path, lim, n, 1);
+    }
     p[len] = '\0';
     *out = p;
     *outlen = len;
     return LA_OK;
 }
 
-la_status la_input_read(const char *path, la_input *out)
+la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
 {
     memset(out, 0, sizeof *out);
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) return la_error(LA_EIO, "%s: cannot open: %s", path, strerror(errno));
     char *raw = NULL;
     size_t n = 0;
-    la_status s = slurp(f, strcmp(path, "-") == 0 ? "<stdin>" : path, &raw, &n);
+    la_status s = slurp(f, strcmp(path, "-") == 0 ? "<stdin>" : path, lim, &raw, &n);
     if (f != stdin) fclose(f);
     if (s != LA_OK) return s;
     crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
@@ -158,13 +220,13 @@ la_status la_input_read(const char *path, la_input *out)
     const unsigned char *u = (const unsigned char *)raw;
     if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
         out->compression = "gzip";
-        s = gunzip(path, raw, n, &out->data, &out->len);
+        s = gunzip(path, lim, raw, n, &out->data, &out->len);
         free(raw);
         return s;
     }
     if (n >= 4 && u[0] == 0x28 && u[1] == 0xB5 && u[2] == 0x2F && u[3] == 0xFD) {
         out->compression = "zstd";
-        s = unzstd(path, raw, n, &out->data, &out->len);
+        s = unzstd(path, lim, raw, n, &out->data, &out->len);
         free(raw);
         return s;
     }

@@ -2,6 +2,7 @@
 #include "load.h"
 
 #include "input.h"
+#include "json_strict.h"
 #include "semantic.h"
 
 #include <math.h>
@@ -9,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The longest number literal kept as a family or label (as text). */
+#define LA_LITERAL_MAX 200
 
 void la_load_opts_default(la_load_opts *o)
 {
@@ -22,6 +26,7 @@ void la_load_opts_default(la_load_opts *o)
     o->label_field = "label";
     o->score_field = "score";
     o->require_text = 1;
+    la_limits_default(&o->limits);
 }
 
 void la_loader_init(la_loader *L, la_table *t, const la_load_opts *o)
@@ -172,23 +177,47 @@ static const char *type_name(json_object *v)
     return "an unknown value";
 }
 
+/* A string value the table keeps: valid UTF-8 and no NUL (C strings would end there, so "a\u0000b"
+ * and "a" would be one id). */
 static int check_utf8(pending *p, const char *field, const char *s, size_t n)
 {
+    const char *nul = memchr(s, '\0', n);
+    if (nul) {
+        reason(p, field, "contains U+0000 (NUL) at offset %ld of the value; expected text without it", (long)(nul - s));
+        return 0;
+    }
     long at = utf8_invalid_at(s, n);
     if (at < 0) return 1;
     reason(p, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value)", (unsigned char)s[at], at);
     return 0;
 }
 
-/* An optional scalar as text: string, integer (family) or also number/bool (label). Empty = absent. */
-static const char *opt_text(pending *p, json_object *rec, const char *field, int allow_number, int allow_bool,
-                            const char *expect)
+/* An optional scalar as text: string, integer (family) or also number/bool (label). Empty = absent.
+ * A number is its literal text in the line (json-c would make every integer beyond 64 bits one
+ * value), copied into lit. */
+static const char *opt_text(pending *p, json_object *rec, const char *raw, size_t rawlen, const char *field,
+                            int allow_number, int allow_bool, const char *expect, char lit[LA_LITERAL_MAX + 1])
 {
     json_object *v = get_path(rec, field);
     if (!v || json_object_is_type(v, json_type_null)) return NULL;
     json_type ty = json_object_get_type(v);
-    if (ty == json_type_string || (allow_number && (ty == json_type_int || ty == json_type_double)) ||
-        (allow_bool && ty == json_type_boolean)) {
+    if (allow_number && (ty == json_type_int || ty == json_type_double)) {
+        const char *l;
+        size_t ln;
+        if (!la_json_literal(raw, rawlen, field, &l, &ln) || la_json_number_len(l, ln) != ln) {
+            reason(p, field, "expected %s, got a number whose text cannot be found", expect);
+            return NULL;
+        }
+        if (ln > LA_LITERAL_MAX) {
+            reason(p, field, "a number of %zu characters; expected at most %d (give long ids as strings)", ln,
+                   LA_LITERAL_MAX);
+            return NULL;
+        }
+        memcpy(lit, l, ln);
+        lit[ln] = '\0';
+        return lit;
+    }
+    if (ty == json_type_string || (allow_bool && ty == json_type_boolean)) {
         const char *s = json_object_get_string(v);
         size_t n = ty == json_type_string ? (size_t)json_object_get_string_len(v) : strlen(s);
         if (n == 0) return NULL;
@@ -209,12 +238,18 @@ static la_status push_reject(pending *p, uint32_t line, uint32_t part, const cha
         L->rejects = v;
         L->caprejects = cap;
     }
+    char *idcopy = id ? strdup(id) : NULL, *rawcopy = strndup(raw, rawlen);
+    if ((id && !idcopy) || !rawcopy) {
+        free(idcopy);
+        free(rawcopy);
+        return la_error(LA_ENOMEM, "out of memory recording rejects");
+    }
     la_reject *r = &L->rejects[L->nrejects++];
     r->file = p->file;
     r->line = line;
     r->part = part;
-    r->id = id ? strdup(id) : NULL;
-    r->raw = strndup(raw, rawlen);
+    r->id = idcopy;
+    r->raw = rawcopy;
     r->reasons = p->reasons;
     r->nreasons = p->nreasons;
     p->reasons = NULL;
@@ -319,9 +354,10 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
         }
     }
 
-    const char *family = opt_text(p, rec, o->family_field, 1, 0, "a string or an integer");
+    char family_lit[LA_LITERAL_MAX + 1], label_lit[LA_LITERAL_MAX + 1];
+    const char *family = opt_text(p, rec, raw, rawlen, o->family_field, 1, 0, "a string or an integer", family_lit);
     size_t label_reasons = p->nreasons;
-    const char *label = opt_text(p, rec, o->label_field, 1, 1, "a string, number or boolean");
+    const char *label = opt_text(p, rec, raw, rawlen, o->label_field, 1, 1, "a string, number or boolean", label_lit);
     if (o->require_label && !label && p->nreasons == label_reasons)
         reason(p, o->label_field, "missing or empty; expected a class label (the three-set split needs one on every row)");
 
@@ -345,25 +381,28 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
         reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
 
     /* score */
+    /* one rule for numbers and strings (CSV cells): a JSON number in [0, 1]; true/false are 1/0; an
+     * empty string (an empty CSV cell) is no score */
     json_object *sv = get_path(rec, o->score_field);
-    if (sv && !json_object_is_type(sv, json_type_null)) {
+    if (sv && !json_object_is_type(sv, json_type_null) &&
+        !(json_object_is_type(sv, json_type_string) && json_object_get_string_len(sv) == 0)) {
         double x = NAN;
         json_type ty = json_object_get_type(sv);
         if (ty == json_type_int || ty == json_type_double) x = json_object_get_double(sv);
         else if (ty == json_type_boolean) x = json_object_get_boolean(sv) ? 1.0 : 0.0;
-        else if (ty == json_type_string && json_object_get_string_len(sv) > 0) {
-            char *end;
-            x = strtod(json_object_get_string(sv), &end);
-            if (*end) x = NAN;
-        } else if (ty == json_type_string) {
-            x = -1; /* empty CSV cell: absent */
+        else if (ty == json_type_string) {
+            const char *ss = json_object_get_string(sv);
+            size_t sn = (size_t)json_object_get_string_len(sv);
+            if (la_json_number_len(ss, sn) == sn) x = strtod(ss, NULL);
         }
-        if (x == -1 && ty == json_type_string) {
-            row.score = NAN;
-        } else if (!(x >= 0.0 && x <= 1.0)) {
-            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
-        } else {
+        if (x >= 0.0 && x <= 1.0) {
             row.score = x;
+        } else if (ty == json_type_string) {
+            char sh[200];
+            reason(p, o->score_field, "expected a number in [0, 1], got '%s'",
+                   shown(json_object_get_string(sv), (size_t)json_object_get_string_len(sv), sh));
+        } else {
+            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
         }
     }
 
@@ -478,7 +517,7 @@ static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t r
 la_status la_load_file(la_loader *L, const char *path, const char *part)
 {
     la_input in;
-    LA_TRY(la_input_read(path, &in));
+    LA_TRY(la_input_read(path, &L->opts.limits, &in));
     uint32_t fidx;
     la_status st = la_table_add_file(L->table, path, &fidx);
     if (st == LA_OK && L->nfiles == L->capfiles) {
@@ -494,9 +533,14 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
         la_input_free(&in);
         return st;
     }
-    la_file_info *fi = &L->files[L->nfiles++];
+    la_file_info *fi = &L->files[L->nfiles];
     memset(fi, 0, sizeof *fi);
     fi->path = strdup(path);
+    if (!fi->path) {
+        la_input_free(&in);
+        return la_error(LA_ENOMEM, "out of memory");
+    }
+    L->nfiles++;
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &in) : L->opts.format;
     fi->format = la_format_name(fmt);
     fi->compression = in.compression;
@@ -509,11 +553,11 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
         uint32_t ignored;
         LA_TRY(la_table_part(L->table, part, &ignored));
     }
-    st = la_records_each(&in, path, fmt, probe_id, &p);
+    st = la_records_each(&in, path, fmt, &L->opts.limits, probe_id, &p);
     if (st == LA_EUNSUPPORTED) st = LA_OK;
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated;
-        st = la_records_each(&in, path, fmt, on_record, &p);
+        st = la_records_each(&in, path, fmt, &L->opts.limits, on_record, &p);
     }
     for (size_t k = 0; k < p.nreasons; k++) free(p.reasons[k]);
     free(p.reasons);

@@ -28,6 +28,7 @@ typedef struct la_load_opts {
     int require_label;                          /* three-set split: every row needs a label */
     la_format format;                           /* LA_FMT_AUTO: by extension or content */
     const char *embedding_field;                /* vectors in the rows (--embedding-field), or NULL */
+    la_limits limits;                           /* what one input may cost (input.h) */
     const char *const *known_parts;             /* allowed values of the split field */
     size_t nknown;
 } la_load_opts;

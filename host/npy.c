@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 float la_half_to_float(unsigned short h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
@@ -135,7 +136,6 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
         st = la_error(LA_EINPUT, "%s: unsupported .npy format version %d.%d", path, pre[6], pre[7]);
         goto done;
     }
-    (void)pre_len;
     if (hlen > (1u << 20)) {
         st = la_error(LA_EINPUT, "%s: .npy header too long", path);
         goto done;
@@ -170,6 +170,21 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
     if (rows > SIZE_MAX / cols / 4) {
         st = la_error(LA_EINPUT, "%s: shape (%zu, %zu) is too large", path, rows, cols);
         goto done;
+    }
+    /* the header is not trusted for an allocation: a regular file must hold exactly that many bytes */
+    struct stat fs;
+    if (fstat(fileno(f), &fs) == 0 && S_ISREG(fs.st_mode)) {
+        size_t have = (size_t)fs.st_size > pre_len + hlen ? (size_t)fs.st_size - pre_len - hlen : 0;
+        size_t need = rows * cols * (size_t)elem;
+        if (have < need) {
+            st = la_error(LA_EINPUT, "%s: row %zu: file ends early (header says %zu rows)", path,
+                          have / (cols * (size_t)elem), rows);
+            goto done;
+        }
+        if (have > need) {
+            st = la_error(LA_EINPUT, "%s: data continues past the %zu rows the header declares", path, rows);
+            goto done;
+        }
     }
     size_t nval = rows * cols;
     m = malloc((nval ? nval : 1) * sizeof *m);

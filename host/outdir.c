@@ -1,13 +1,134 @@
-/* outdir.c - atomic output directories (see outdir.h). */
+/* outdir.c - atomic, durable output directories that never delete a file the tool did not write
+ * (see outdir.h). */
 #include "outdir.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+/* Present while a temporary directory is being filled; a killed run's one is recognized by it. */
+#define LA_OUTDIR_MARKER ".leakaudit-incomplete"
+
+static const char k_manifest_head[] = "# leakaudit output: the files below were written by one run and are replaced by the next\n";
+
+/* ---- state for SIGINT/SIGTERM: plain buffers, so the handler needs no allocation ---- */
+
+static char g_sig_tmp[PATH_MAX];
+static char g_sig_names[32768]; /* NUL-separated names of the files created in g_sig_tmp */
+static volatile sig_atomic_t g_sig_len;
+static volatile sig_atomic_t g_sig_active;
+static int g_sig_installed;
+static struct sigaction g_sig_old_int, g_sig_old_term;
+
+/* Remove every file in the open directory fd without allocating: after the swap the folder holds
+ * the previous report, whose files this run did not write. Linux only (getdents64). */
+static void remove_all_entries(int fd)
+{
+#if defined(__linux__) && defined(SYS_getdents64)
+    struct dirent64_raw {
+        uint64_t ino;
+        int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[];
+    };
+    _Alignas(8) char buf[4096];
+    for (int pass = 0; pass < 8; pass++) {
+        int removed = 0;
+        lseek(fd, 0, SEEK_SET);
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                struct dirent64_raw *d = (struct dirent64_raw *)(buf + off);
+                if (strcmp(d->name, ".") != 0 && strcmp(d->name, "..") != 0 && unlinkat(fd, d->name, 0) == 0) removed = 1;
+                off += d->reclen;
+            }
+        if (!removed) break;
+    }
+#else
+    (void)fd;
+#endif
+}
+
+static void on_signal(int sig)
+{
+    if (g_sig_active) {
+        int fd = open(g_sig_tmp, O_RDONLY | O_DIRECTORY);
+        if (fd >= 0) {
+            for (size_t i = 0; i < (size_t)g_sig_len; i += strlen(g_sig_names + i) + 1) unlinkat(fd, g_sig_names + i, 0);
+            remove_all_entries(fd);
+            close(fd);
+        }
+        rmdir(g_sig_tmp);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Name the folder the handler removes (before it is created); no name is being written while the
+ * handler could read it. */
+static void sig_name(const char *tmp)
+{
+    g_sig_active = 0;
+    snprintf(g_sig_tmp, sizeof g_sig_tmp, "%s", tmp);
+    g_sig_len = 0;
+    g_sig_active = 1;
+}
+
+/* Install the handler; sig_name says which folder it removes. */
+static void sig_watch(const char *tmp)
+{
+    if (tmp) sig_name(tmp);
+    if (g_sig_installed) return;
+    g_sig_installed = 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &g_sig_old_int);
+    sigaction(SIGTERM, &sa, &g_sig_old_term);
+}
+
+/* Record a name before the file exists, so the handler can remove it. */
+static int sig_add(const char *name)
+{
+    size_t n = strlen(name) + 1, at = (size_t)g_sig_len;
+    if (at + n > sizeof g_sig_names) return 0;
+    memcpy(g_sig_names + at, name, n);
+    g_sig_len = (sig_atomic_t)(at + n);
+    return 1;
+}
+
+static void sig_unwatch(void)
+{
+    g_sig_active = 0;
+    if (!g_sig_installed) return;
+    g_sig_installed = 0;
+    sigaction(SIGINT, &g_sig_old_int, NULL);
+    sigaction(SIGTERM, &g_sig_old_term, NULL);
+}
+
+/* ---- helpers ---- */
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
 
 static void remove_tree(const char *dir)
 {
@@ -16,10 +137,8 @@ static void remove_tree(const char *dir)
         struct dirent *e;
         while ((e = readdir(d))) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            size_t n = strlen(dir) + strlen(e->d_name) + 2;
-            char *p = malloc(n);
+            char *p = join(dir, e->d_name);
             if (!p) continue;
-            snprintf(p, n, "%s/%s", dir, e->d_name);
             struct stat st;
             if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(p);
             else unlink(p);
@@ -30,28 +149,192 @@ static void remove_tree(const char *dir)
     rmdir(dir);
 }
 
-static int dir_state(const char *dir, int *has_report)
+/* LEAKAUDIT_FSYNC=0 skips the fsyncs, for scratch output such as a test suite's (each costs a
+ * journal commit); the swap stays atomic, only durability across a power cut is given up. */
+static int want_fsync(void)
 {
-    /* 0: absent, 1: empty dir, 2: non-empty dir, -1: exists but not a directory */
-    struct stat st;
-    *has_report = 0;
-    if (stat(dir, &st) != 0) return 0;
-    if (!S_ISDIR(st.st_mode)) return -1;
-    DIR *d = opendir(dir);
-    if (!d) return 2;
-    int n = 0;
+    const char *e = getenv("LEAKAUDIT_FSYNC");
+    return !(e && !strcmp(e, "0"));
+}
+
+static int fsync_path(const char *path)
+{
+    if (!want_fsync()) return 0;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* The directory that holds path ("." when it has no slash), malloc'ed. */
+static char *parent_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static int contains_line(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !memcmp(p, name, n)) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* The manifest's text (malloc'ed, NUL-terminated) into *out, or NULL when the directory has none
+ * (or one this tool did not write). LA_ENOMEM when it cannot be read for want of memory. */
+static la_status read_manifest(const char *dir, char **out)
+{
+    *out = NULL;
+    char *path = join(dir, LA_OUTDIR_MANIFEST);
+    if (!path) return la_error(LA_ENOMEM, "out of memory");
+    FILE *f = fopen(path, "rb");
+    free(path);
+    if (!f) return LA_OK;
+    size_t cap = 4096, n = 0;
+    char *p = malloc(cap);
+    la_status s = p ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    while (p) {
+        size_t r = fread(p + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0) break;
+        if (cap - n < 2) {
+            if (cap >= (1u << 24)) break; /* no manifest of ours is that long */
+            char *q = realloc(p, cap * 2);
+            if (!q) {
+                free(p);
+                p = NULL;
+                s = la_error(LA_ENOMEM, "out of memory");
+                break;
+            }
+            p = q;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (p) p[n] = '\0';
+    if (p && strncmp(p, k_manifest_head, sizeof k_manifest_head - 1) != 0) {
+        free(p);
+        p = NULL;
+    }
+    *out = p;
+    return s;
+}
+
+/* LA_OK when the existing directory `real` may be replaced: empty, or every entry in it is a
+ * regular file its manifest lists (or the manifest itself). */
+static la_status check_contents(const char *shown, const char *real)
+{
+    DIR *d = opendir(real);
+    if (!d) return la_error(LA_EIO, "--out %s: cannot read the directory: %s", shown, strerror(errno));
+    char *manifest = NULL;
+    int have_manifest = -1; /* not read yet */
+    char foreign[300] = "";
+    size_t nforeign = 0;
+    la_status s = LA_OK;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        n++;
-        if (!strcmp(e->d_name, "report.json")) *has_report = 1;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, LA_OUTDIR_MANIFEST)) continue;
+        if (have_manifest < 0) {
+            if ((s = read_manifest(real, &manifest)) != LA_OK) break;
+            have_manifest = manifest != NULL;
+        }
+        int ours = 0;
+        if (manifest && contains_line(manifest, e->d_name)) {
+            char *p = join(real, e->d_name);
+            if (!p) {
+                s = la_error(LA_ENOMEM, "out of memory");
+                break;
+            }
+            struct stat st;
+            ours = lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+            free(p);
+        }
+        if (!ours) {
+            if (nforeign < 3) {
+                strncat(foreign, nforeign ? ", " : "", sizeof foreign - strlen(foreign) - 1);
+                strncat(foreign, e->d_name, sizeof foreign - strlen(foreign) - 1);
+            }
+            nforeign++;
+        }
     }
     closedir(d);
-    return n ? 2 : 1;
+    if (s != LA_OK) {
+        free(manifest);
+        return s;
+    }
+    if (nforeign && !have_manifest)
+        s = la_error(LA_EINVAL,
+                     "--out %s: the directory is not empty and holds no " LA_OUTDIR_MANIFEST
+                     ", so leakaudit did not write it (it holds %s%s); refusing to replace it: choose a new or "
+                     "empty directory",
+                     shown, foreign, nforeign > 3 ? ", ..." : "");
+    else if (nforeign)
+        s = la_error(LA_EINVAL,
+                     "--out %s: holds %zu file%s leakaudit did not write (%s%s); refusing to replace it: move %s away "
+                     "or choose another --out",
+                     shown, nforeign, nforeign == 1 ? "" : "s", foreign, nforeign > 3 ? ", ..." : "",
+                     nforeign == 1 ? "it" : "them");
+    free(manifest);
+    return s;
+}
+
+/* Resolve the target: *real is realpath(dir) when it exists, else dir without trailing slashes.
+ * *exists says which. */
+static la_status resolve(const char *dir, char **shown, char **real, int *exists)
+{
+    *shown = *real = NULL;
+    *exists = 0;
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') len--;
+    if (len == 0) return la_error(LA_EINVAL, "--out: empty directory name");
+    *shown = strndup(dir, len);
+    if (!*shown) return la_error(LA_ENOMEM, "out of memory");
+    struct stat st;
+    if (stat(*shown, &st) != 0) {
+        if (lstat(*shown, &st) == 0)
+            return la_error(LA_EINVAL, "--out %s: a symbolic link to something that does not exist", *shown);
+        *real = strdup(*shown);
+        return *real ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    }
+    if (!S_ISDIR(st.st_mode)) return la_error(LA_EINVAL, "--out %s: exists and is not a directory", *shown);
+    *real = realpath(*shown, NULL);
+    if (!*real) return la_error(LA_EIO, "--out %s: cannot resolve the path: %s", *shown, strerror(errno));
+    if (!strcmp(*real, "/")) return la_error(LA_EINVAL, "--out %s: the root directory cannot be an output directory", *shown);
+    *exists = 1;
+    return LA_OK;
+}
+
+la_status la_outdir_check(const char *dir, const char *const *inputs, size_t ninputs)
+{
+    char *shown, *real;
+    int exists;
+    la_status s = resolve(dir, &shown, &real, &exists);
+    if (s == LA_OK && exists) s = check_contents(shown, real);
+    size_t rl = real ? strlen(real) : 0;
+    for (size_t k = 0; s == LA_OK && exists && k < ninputs; k++) {
+        if (!inputs[k] || !strcmp(inputs[k], "-")) continue;
+        char *in = realpath(inputs[k], NULL);
+        if (in && !strncmp(in, real, rl) && in[rl] == '/')
+            s = la_error(LA_EINVAL, "--out %s: holds the input %s; refusing to write over inputs (choose another --out)",
+                         shown, inputs[k]);
+        free(in);
+    }
+    free(shown);
+    free(real);
+    return s;
 }
 
 /* Create every missing parent directory of path (like mkdir -p on its dirname). */
-static la_status make_parents(const char *path)
+static la_status make_parents(const char *shown, const char *path)
 {
     char *p = strdup(path);
     if (!p) return la_error(LA_ENOMEM, "out of memory");
@@ -59,7 +342,7 @@ static la_status make_parents(const char *path)
         if (*q != '/') continue;
         *q = '\0';
         if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            la_status s = la_error(LA_EIO, "--out %s: cannot create %s: %s", path, p, strerror(errno));
+            la_status s = la_error(LA_EIO, "--out %s: cannot create %s: %s", shown, p, strerror(errno));
             free(p);
             return s;
         }
@@ -69,101 +352,223 @@ static la_status make_parents(const char *path)
     return LA_OK;
 }
 
-la_status la_outdir_begin(const char *dir, la_outdir *o)
+/* A directory a run of this tool left: not a link, only regular files, and its marker or manifest;
+ * or empty (a run killed between creating it and its marker). */
+static int looks_ours(const char *path)
 {
-    memset(o, 0, sizeof *o);
-    size_t len = strlen(dir);
-    while (len > 1 && dir[len - 1] == '/') len--;
-    if (len == 0) return la_error(LA_EINVAL, "--out: empty directory name");
-    int has_report;
-    int state;
-    o->final = strndup(dir, len);
-    if (!o->final) return la_error(LA_ENOMEM, "out of memory");
-    state = dir_state(o->final, &has_report);
-    if (state < 0) {
-        la_status s = la_error(LA_EIO, "--out %s: exists and is not a directory", o->final);
-        la_outdir_abort(o);
-        return s;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int marked = 0, others = 0, entries = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        entries++;
+        if (!strcmp(e->d_name, LA_OUTDIR_MARKER) || !strcmp(e->d_name, LA_OUTDIR_MANIFEST)) marked = 1;
+        char *p = join(path, e->d_name);
+        if (!p || lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) others = 1;
+        free(p);
     }
-    if (state == 2 && !has_report) {
-        la_status s = la_error(LA_EIO,
-                               "--out %s: directory exists, is not empty and holds no report.json; refusing to replace "
-                               "it (choose a new or empty directory)",
-                               o->final);
-        la_outdir_abort(o);
-        return s;
-    }
-    o->tmp = malloc(len + 16);
-    if (!o->tmp) {
-        la_outdir_abort(o);
-        return la_error(LA_ENOMEM, "out of memory");
-    }
-    snprintf(o->tmp, len + 16, "%s.tmp-XXXXXX", o->final);
-    la_status ps = make_parents(o->final);
-    if (ps != LA_OK) {
-        la_outdir_abort(o);
-        return ps;
-    }
-    if (!mkdtemp(o->tmp)) {
-        la_status s = la_error(LA_EIO, "--out %s: cannot create a directory beside it: %s", o->final, strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        la_outdir_abort(o);
-        return s;
-    }
-    chmod(o->tmp, 0755);
-    return LA_OK;
+    closedir(d);
+    return entries == 0 || (marked && !others);
 }
 
-la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b)
+/* Remove FINAL.tmp-PID-* and FINAL.old-PID-* left by runs whose process is gone. An .old one is
+ * the previous report of a run killed in mid-swap (only where RENAME_EXCHANGE is missing): when
+ * FINAL is missing it is put back. */
+static void clean_stale(const char *final)
 {
-    size_t n = strlen(o->tmp) + strlen(name) + 2;
-    char *p = malloc(n);
+    char *parent = parent_of(final);
+    const char *slash = strrchr(final, '/');
+    const char *base = slash ? slash + 1 : final;
+    size_t bl = strlen(base);
+    DIR *d = parent ? opendir(parent) : NULL;
+    if (!d) {
+        free(parent);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, bl) != 0 || (strncmp(n + bl, ".tmp-", 5) != 0 && strncmp(n + bl, ".old-", 5) != 0)) continue;
+        char *end;
+        long pid = strtol(n + bl + 5, &end, 10);
+        if (pid <= 0 || *end != '-') continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* still running (or not ours to ask) */
+        char *p = join(parent, n);
+        if (p && looks_ours(p)) {
+            struct stat st;
+            if (n[bl + 1] == 'o' && stat(final, &st) != 0) rename(p, final);
+            else remove_tree(p);
+        }
+        free(p);
+    }
+    closedir(d);
+    free(parent);
+}
+
+static la_status write_file(la_outdir *o, const char *name, const void *data, size_t n)
+{
+    char *p = join(o->tmp, name);
     if (!p) return la_error(LA_ENOMEM, "out of memory");
-    snprintf(p, n, "%s/%s", o->tmp, name);
-    FILE *f = fopen(p, "wb");
+    if (!sig_add(name)) {
+        free(p);
+        return la_error(LA_EINTERNAL, "--out %s: too many output files", o->shown);
+    }
     la_status s = LA_OK;
-    if (!f) s = la_error(LA_EIO, "%s: cannot create: %s", p, strerror(errno));
-    else {
-        if (b->n && fwrite(b->p, 1, b->n, f) != b->n) s = la_error(LA_EIO, "%s: write failed: %s", p, strerror(errno));
-        if (fclose(f) != 0 && s == LA_OK) s = la_error(LA_EIO, "%s: write failed: %s", p, strerror(errno));
+    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) s = la_error(LA_EIO, "%s: cannot create: %s", p, strerror(errno));
+    const char *c = data;
+    while (s == LA_OK && n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) s = la_error(LA_EIO, "%s: write failed: %s", p, w < 0 ? strerror(errno) : "no progress");
+        else c += w, n -= (size_t)w;
+    }
+    if (fd >= 0) {
+        if (s == LA_OK && want_fsync() && fsync(fd) != 0) s = la_error(LA_EIO, "%s: write failed (fsync): %s", p, strerror(errno));
+        if (close(fd) != 0 && s == LA_OK) s = la_error(LA_EIO, "%s: write failed: %s", p, strerror(errno));
     }
     free(p);
     return s;
 }
 
-la_status la_outdir_commit(la_outdir *o)
+la_status la_outdir_begin(const char *dir, la_outdir *o)
 {
-    int has_report;
-    int state = dir_state(o->final, &has_report);
-    la_status s = LA_OK;
-    char *old = NULL;
-    if (state > 0) {
-        size_t n = strlen(o->final) + 16;
-        old = malloc(n);
-        if (!old) {
-            la_outdir_abort(o);
-            return la_error(LA_ENOMEM, "out of memory");
-        }
-        snprintf(old, n, "%s.old-XXXXXX", o->final);
-        if (!mkdtemp(old) || rename(o->final, old) != 0) {
-            s = la_error(LA_EIO, "--out %s: cannot move the previous report aside: %s", o->final, strerror(errno));
-            if (old[0]) rmdir(old);
-            free(old);
-            la_outdir_abort(o);
-            return s;
-        }
+    memset(o, 0, sizeof *o);
+    int exists;
+    la_status s = resolve(dir, &o->shown, &o->final, &exists);
+    if (s == LA_OK && exists) s = check_contents(o->shown, o->final);
+    if (s == LA_OK) s = make_parents(o->shown, o->final);
+    if (s != LA_OK) {
+        la_outdir_abort(o);
+        return s;
     }
-    if (rename(o->tmp, o->final) != 0) {
-        s = la_error(LA_EIO, "--out %s: cannot move the new report into place: %s", o->final, strerror(errno));
-        if (old) rename(old, o->final);
-    } else {
+    clean_stale(o->final);
+    size_t n = strlen(o->final) + 40;
+    if (n >= sizeof g_sig_tmp) {
+        la_outdir_abort(o);
+        return la_error(LA_EIO, "--out %s: path too long", dir);
+    }
+    o->tmp = malloc(n);
+    if (!o->tmp) {
+        la_outdir_abort(o);
+        return la_error(LA_ENOMEM, "out of memory");
+    }
+    /* The name is known to the SIGINT/SIGTERM handler before the folder exists: a signal can come on
+     * any thread at any moment, and must never leave a folder behind that the handler did not know. */
+    sig_watch(NULL);
+    int made = 0;
+    for (int attempt = 0; attempt < 64 && !made; attempt++) {
+        uint32_t r = randombytes_random();
+        snprintf(o->tmp, n, "%s.tmp-%ld-%08x", o->final, (long)getpid(), (unsigned)r);
+        sig_name(o->tmp);
+        if (mkdir(o->tmp, 0755) == 0) made = 1;
+        else if (errno != EEXIST) break;
+    }
+    if (!made) {
+        s = la_error(LA_EIO, "--out %s: cannot create a directory beside it: %s", o->shown, strerror(errno));
         free(o->tmp);
         o->tmp = NULL;
+        la_outdir_abort(o);
+        return s;
     }
-    if (old) {
-        if (s == LA_OK) remove_tree(old);
-        free(old);
+    s = write_file(o, LA_OUTDIR_MARKER, "", 0);
+    if (s != LA_OK) la_outdir_abort(o);
+    return s;
+}
+
+la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b)
+{
+    if (strchr(name, '/') || !strcmp(name, LA_OUTDIR_MANIFEST) || !strcmp(name, LA_OUTDIR_MARKER) || name[0] == '.')
+        return la_error(LA_EINTERNAL, "output file name %s is not allowed", name);
+    if (o->nnames == o->capnames) {
+        size_t cap = o->capnames ? o->capnames * 2 : 16;
+        char **v = realloc(o->names, cap * sizeof *v);
+        if (!v) return la_error(LA_ENOMEM, "out of memory");
+        o->names = v;
+        o->capnames = cap;
+    }
+    for (size_t k = 0; k < o->nnames; k++)
+        if (!strcmp(o->names[k], name)) return la_error(LA_EINTERNAL, "output file %s written twice", name);
+    char *copy = strdup(name);
+    if (!copy) return la_error(LA_ENOMEM, "out of memory");
+    la_status s = write_file(o, name, b->p, b->n);
+    if (s != LA_OK) {
+        free(copy);
+        return s;
+    }
+    o->names[o->nnames++] = copy;
+    return LA_OK;
+}
+
+/* Swap tmp and final in one step; 1 when done, 0 when the system cannot (then errno says why). */
+static int exchange(const char *a, const char *b)
+{
+#if defined(__linux__) && defined(SYS_renameat2)
+    return syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */) == 0;
+#else
+    errno = ENOSYS;
+    return 0;
+#endif
+}
+
+la_status la_outdir_commit(la_outdir *o)
+{
+    la_buf m = {0};
+    la_buf_puts(&m, k_manifest_head);
+    for (size_t k = 0; k < o->nnames; k++) {
+        la_buf_puts(&m, o->names[k]);
+        la_buf_putc(&m, '\n');
+    }
+    la_status s = la_buf_status(&m);
+    if (s == LA_OK) s = write_file(o, LA_OUTDIR_MANIFEST, m.p, m.n);
+    la_buf_free(&m);
+    char *marker = s == LA_OK ? join(o->tmp, LA_OUTDIR_MARKER) : NULL;
+    if (s == LA_OK && !marker) s = la_error(LA_ENOMEM, "out of memory");
+    if (s == LA_OK && unlink(marker) != 0) s = la_error(LA_EIO, "%s: cannot remove: %s", marker, strerror(errno));
+    free(marker);
+    if (s == LA_OK && fsync_path(o->tmp) != 0)
+        s = la_error(LA_EIO, "%s: cannot flush the directory: %s", o->tmp, strerror(errno));
+    /* the target may have changed while the run computed: look again right before the swap */
+    struct stat st;
+    int exists = stat(o->final, &st) == 0;
+    if (s == LA_OK && exists && !S_ISDIR(st.st_mode)) s = la_error(LA_EINVAL, "--out %s: exists and is not a directory", o->shown);
+    if (s == LA_OK && exists) s = check_contents(o->shown, o->final);
+    if (s == LA_OK && exists) {
+        if (exchange(o->tmp, o->final)) {
+            remove_tree(o->tmp); /* now the previous report */
+        } else if (errno == ENOSYS || errno == EINVAL || errno == ENOTSUP) {
+            /* no RENAME_EXCHANGE here: move the old one aside first (a killed run is repaired by the next) */
+            size_t n = strlen(o->final) + 40;
+            char *old = malloc(n);
+            if (!old) s = la_error(LA_ENOMEM, "out of memory");
+            else {
+                snprintf(old, n, "%s.old-%ld-XXXXXX", o->final, (long)getpid());
+                if (!mkdtemp(old) || rename(o->final, old) != 0) {
+                    s = la_error(LA_EIO, "--out %s: cannot move the previous report aside: %s", o->shown, strerror(errno));
+                    rmdir(old);
+                } else if (rename(o->tmp, o->final) != 0) {
+                    s = la_error(LA_EIO, "--out %s: cannot move the new report into place: %s", o->shown, strerror(errno));
+                    rename(old, o->final);
+                } else {
+                    remove_tree(old);
+                }
+                free(old);
+            }
+        } else {
+            s = la_error(LA_EIO, "--out %s: cannot move the new report into place: %s", o->shown, strerror(errno));
+        }
+    } else if (s == LA_OK && rename(o->tmp, o->final) != 0) {
+        s = la_error(LA_EIO, "--out %s: cannot move the new report into place: %s", o->shown, strerror(errno));
+    }
+    if (s == LA_OK) {
+        free(o->tmp);
+        o->tmp = NULL;
+        char *parent = parent_of(o->final);
+        if (parent) fsync_path(parent);
+        free(parent);
     }
     la_outdir_abort(o);
     return s;
@@ -172,7 +577,11 @@ la_status la_outdir_commit(la_outdir *o)
 void la_outdir_abort(la_outdir *o)
 {
     if (o->tmp) remove_tree(o->tmp);
+    sig_unwatch();
+    for (size_t k = 0; k < o->nnames; k++) free(o->names[k]);
+    free(o->names);
     free(o->tmp);
     free(o->final);
-    o->tmp = o->final = NULL;
+    free(o->shown);
+    memset(o, 0, sizeof *o);
 }

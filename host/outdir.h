@@ -1,8 +1,16 @@
 /*
- * outdir.h - writing an output directory atomically: files go into a temporary sibling directory,
- * which replaces the target in one rename when everything is written. On any failure the target is
- * left as it was. A target that exists, is not empty and holds no report.json is refused, so a
- * mistyped --out never deletes unrelated files.
+ * outdir.h - writing an output directory atomically and durably, without ever deleting a file the
+ * tool did not write.
+ *
+ * Files go into a fresh sibling directory `DIR.tmp-PID-XXXXXX`; each is fsynced, then the directory
+ * itself, and the new directory takes the place of DIR in one rename (renameat2 RENAME_EXCHANGE
+ * where the file system has it, so there is never a moment without DIR). A run writes the list of
+ * its files into DIR/.leakaudit-manifest; a later run replaces DIR only when it is absent, empty, or
+ * holds nothing but the files that manifest lists. Anything else (a file a person added, an input,
+ * a report of a version that wrote no manifest) makes the run refuse before any work is done.
+ * DIR may be a symbolic link to a directory: the link stays and the directory it names is replaced.
+ * Temporary directories of runs that were killed are removed by the next run; SIGINT and SIGTERM
+ * remove the temporary directory of the current run. Not for: anything but whole-directory output.
  */
 #ifndef LA_OUTDIR_H
 #define LA_OUTDIR_H
@@ -10,16 +18,28 @@
 #include "buf.h"
 #include "leakaudit.h"
 
+/* The manifest file every output directory holds: one comment line, then one file name a line. */
+#define LA_OUTDIR_MANIFEST ".leakaudit-manifest"
+
 typedef struct la_outdir {
-    char *final;
-    char *tmp;
+    char *final;   /* the directory to replace, symbolic links resolved */
+    char *shown;   /* as given on the command line, for messages */
+    char *tmp;     /* the temporary directory beside it */
+    char **names;  /* files written so far */
+    size_t nnames, capnames;
 } la_outdir;
 
-/* Check the target and create the temporary directory. */
+/* Check, without changing anything, that `dir` may be replaced: it is absent, an empty directory or
+ * a directory this tool wrote (see above), and none of the `ninputs` paths in `inputs` ("-" is
+ * skipped) lies inside it. Returns LA_OK or LA_EINVAL / LA_EIO with the reason in la_last_error. */
+la_status la_outdir_check(const char *dir, const char *const *inputs, size_t ninputs);
+
+/* Check the target again, remove temporary directories that killed runs left beside it, and create
+ * the temporary directory. On failure nothing is left behind. */
 la_status la_outdir_begin(const char *dir, la_outdir *o /* OUT */);
-/* Write one file (name without slashes) into the temporary directory. */
+/* Write one file (a name without slashes, not the manifest's) into the temporary directory. */
 la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b);
-/* Replace the target with the temporary directory. Frees o. */
+/* Write the manifest and replace the target with the temporary directory. Frees o. */
 la_status la_outdir_commit(la_outdir *o);
 /* Remove the temporary directory. Frees o. Safe after a failed commit or begin. */
 void la_outdir_abort(la_outdir *o);

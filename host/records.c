@@ -1,6 +1,8 @@
 /* records.c - JSONL, CSV and TSV records as JSON objects (see records.h). */
 #include "records.h"
 
+#include "json_strict.h"
+
 #include <csv.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,20 +77,46 @@ static int blank(const char *s, size_t n)
     return 1;
 }
 
-static la_status each_jsonl(const la_input *in, la_record_fn fn, void *ctx)
+/* The part of an over-long record kept for rejects.jsonl: 256 bytes, cut at a character boundary. */
+static size_t kept_prefix(const char *s, size_t n)
+{
+    size_t k = n < 256 ? n : 256;
+    while (k > 0 && k < n && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    return k;
+}
+
+/* A record over --max-row-bytes: a reject, never parsed. */
+static la_status too_long(const la_limits *lim, la_record_fn fn, void *ctx, const char *s, size_t n, uint32_t line)
+{
+    char why[200];
+    snprintf(why, sizeof why,
+             "%zu bytes, over the limit of %zu (--max-row-bytes); not parsed, its first 256 bytes are kept", n,
+             lim->max_row_bytes);
+    return fn(ctx, NULL, s, kept_prefix(s, n), line, why);
+}
+
+static int over_row_limit(const la_limits *lim, size_t n) { return lim && lim->max_row_bytes && n > lim->max_row_bytes; }
+
+static la_status each_jsonl(const la_input *in, const la_limits *lim, la_record_fn fn, void *ctx)
 {
     line_iter it = {skip_bom(in), in->data + in->len, 0};
     const char *s;
     size_t n;
     json_tokener *tok = json_tokener_new();
     if (!tok) return la_error(LA_ENOMEM, "out of memory creating the JSON parser");
+    /* not JSON_TOKENER_STRICT: it lets much through all the same (see json_strict.h) and would
+     * word the common errors less clearly; la_json_strict_check below holds every line to RFC 8259 */
     la_status st = LA_OK;
     while (st == LA_OK && next_line(&it, &s, &n)) {
         if (blank(s, n)) continue;
+        if (over_row_limit(lim, n)) {
+            st = too_long(lim, fn, ctx, s, n, it.line);
+            continue;
+        }
         json_tokener_reset(tok);
         json_object *o = json_tokener_parse_ex(tok, s, (int)n);
         enum json_tokener_error jerr = json_tokener_get_error(tok);
-        char why[160];
+        char why[256];
         if (!o || jerr != json_tokener_success) {
             snprintf(why, sizeof why, "expected one JSON object per line (%s)",
                      jerr == json_tokener_continue ? "unexpected end of line" : json_tokener_error_desc(jerr));
@@ -107,6 +135,20 @@ static la_status each_jsonl(const la_input *in, la_record_fn fn, void *ctx)
             st = fn(ctx, NULL, s, n, it.line, "expected a JSON object, got another JSON value");
             continue;
         }
+        /* what json-c lets through: single quotes, NaN, raw tabs, "1.", duplicate keys */
+        size_t at;
+        const char *bad;
+        int strict = la_json_strict_check(s, n, &at, &bad);
+        if (strict <= 0) {
+            json_object_put(o);
+            if (strict < 0) {
+                st = la_error(LA_ENOMEM, "out of memory checking a JSON line");
+                break;
+            }
+            snprintf(why, sizeof why, "expected one JSON object per line (RFC 8259: %s, at byte %zu)", bad, at + 1);
+            st = fn(ctx, NULL, s, n, it.line, why);
+            continue;
+        }
         st = fn(ctx, o, s, n, it.line, NULL);
         json_object_put(o);
     }
@@ -117,10 +159,12 @@ static la_status each_jsonl(const la_input *in, la_record_fn fn, void *ctx)
 /* ---- CSV and TSV ---- */
 
 typedef struct table_ctx {
+    const char *path;
     char **header;
     size_t nheader, capheader;
     int have_header;
     char **cells;
+    size_t *lens; /* of each cell, which may hold a NUL byte */
     size_t ncells, capcells;
     int record_done;
     int oom;
@@ -131,11 +175,13 @@ static void push_cell(table_ctx *c, const char *s, size_t n)
     if (c->ncells == c->capcells) {
         size_t cap = c->capcells ? c->capcells * 2 : 16;
         char **v = realloc(c->cells, cap * sizeof *v);
-        if (!v) {
+        if (v) c->cells = v;
+        size_t *l = v ? realloc(c->lens, cap * sizeof *l) : NULL;
+        if (!l) {
             c->oom = 1;
             return;
         }
-        c->cells = v;
+        c->lens = l;
         c->capcells = cap;
     }
     char *copy = malloc(n + 1);
@@ -145,6 +191,7 @@ static void push_cell(table_ctx *c, const char *s, size_t n)
     }
     memcpy(copy, s, n);
     copy[n] = '\0';
+    c->lens[c->ncells] = n;
     c->cells[c->ncells++] = copy;
 }
 
@@ -158,6 +205,7 @@ static void free_table(table_ctx *c)
 {
     clear_cells(c);
     free(c->cells);
+    free(c->lens);
     for (size_t i = 0; i < c->nheader; i++) free(c->header[i]);
     free(c->header);
 }
@@ -165,14 +213,25 @@ static void free_table(table_ctx *c)
 static void csv_cb_field(void *s, size_t n, void *data) { push_cell(data, s ? s : "", s ? n : 0); }
 static void csv_cb_record(int ch, void *data) { ((table_ctx *)data)->record_done = 1; }
 
-/* Emit one complete row of cells: the first becomes the header. */
-static la_status emit_row(table_ctx *c, uint32_t line, la_record_fn fn, void *ctx)
+/* Emit one complete row of cells, raw[0..rawlen) as it stands in the file: the first becomes the
+ * header, which must not name a column twice. */
+static la_status emit_row(table_ctx *c, uint32_t line, const char *raw, size_t rawlen, la_record_fn fn, void *ctx)
 {
     if (c->oom) return la_error(LA_ENOMEM, "out of memory reading a table");
     if (!c->have_header) {
+        for (size_t i = 0; i < c->ncells; i++) {
+            if (strlen(c->cells[i]) != c->lens[i])
+                return la_error(LA_EINPUT, "%s:%u: header: column %zu holds a NUL byte", c->path, line, i + 1);
+            for (size_t k = 0; k < i; k++)
+                if (!strcmp(c->cells[i], c->cells[k]))
+                    return la_error(LA_EINPUT, "%s:%u: header: column '%.100s' appears twice (columns %zu and %zu)",
+                                    c->path, line, c->cells[i], k + 1, i + 1);
+        }
         c->header = c->cells;
         c->nheader = c->ncells;
         c->cells = NULL;
+        free(c->lens);
+        c->lens = NULL;
         c->ncells = c->capcells = 0;
         c->have_header = 1;
         return LA_OK;
@@ -185,31 +244,33 @@ static la_status emit_row(table_ctx *c, uint32_t line, la_record_fn fn, void *ct
     if (c->ncells != c->nheader) {
         char why[128];
         snprintf(why, sizeof why, "expected %zu fields as in the header row, got %zu", c->nheader, c->ncells);
-        st = fn(ctx, NULL, "", 0, line, why);
+        while (rawlen && (raw[rawlen - 1] == '\n' || raw[rawlen - 1] == '\r')) rawlen--;
+        st = fn(ctx, NULL, raw, rawlen, line, why); /* the row's text goes to rejects.jsonl as it was */
         clear_cells(c);
         return st;
     }
     json_object *o = json_object_new_object();
     if (!o) return la_error(LA_ENOMEM, "out of memory");
     for (size_t i = 0; i < c->ncells; i++)
-        json_object_object_add(o, c->header[i], json_object_new_string(c->cells[i]));
-    size_t rawlen;
-    const char *raw = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-                                                        &rawlen);
-    st = fn(ctx, o, raw, rawlen, line, NULL);
+        json_object_object_add(o, c->header[i], json_object_new_string_len(c->cells[i], (int)c->lens[i]));
+    size_t jsonlen;
+    const char *json = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                         &jsonlen);
+    st = fn(ctx, o, json, jsonlen, line, NULL);
     json_object_put(o);
     clear_cells(c);
     return st;
 }
 
-static la_status each_csv(const la_input *in, const char *path, la_record_fn fn, void *ctx)
+static la_status each_csv(const la_input *in, const char *path, const la_limits *lim, la_record_fn fn, void *ctx)
 {
     struct csv_parser p;
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
         return la_error(LA_ENOMEM, "out of memory creating the CSV parser");
-    table_ctx c = {0};
+    table_ctx c = {.path = path};
     line_iter it = {skip_bom(in), in->data + in->len, 0};
     uint32_t record_line = 1;
+    const char *record_start = it.p;
     int open_record = 0; /* a record began on an earlier line and has not ended yet */
     la_status st = LA_OK;
     while (st == LA_OK && it.p < it.end) {
@@ -218,20 +279,48 @@ static la_status each_csv(const la_input *in, const char *path, la_record_fn fn,
         size_t n = nl ? (size_t)(nl - s) + 1 : (size_t)(it.end - s);
         it.p = s + n;
         it.line++;
-        if (csv_parse(&p, s, n, csv_cb_field, csv_cb_record, &c) != n) {
-            st = la_error(LA_EINPUT, "%s:%u: record: malformed CSV (%s)", path, it.line, csv_strerror(csv_error(&p)));
-            break;
+        int long_record = over_row_limit(lim, (size_t)(it.p - record_start));
+        if (long_record || csv_parse(&p, s, n, csv_cb_field, csv_cb_record, &c) != n) {
+            char why[160];
+            snprintf(why, sizeof why, "malformed CSV (%s)", csv_strerror(csv_error(&p)));
+            if (!c.have_header) {
+                st = la_error(LA_EINPUT, "%s:%u: header: %s", path, it.line,
+                              long_record ? "longer than --max-row-bytes" : why);
+                break;
+            }
+            /* the record is a reject like any other; reading goes on at the next line */
+            size_t rawlen = (size_t)(it.p - record_start);
+            while (rawlen && (record_start[rawlen - 1] == '\n' || record_start[rawlen - 1] == '\r')) rawlen--;
+            if (long_record) {
+                /* the lines read so far are the reject; the parser starts afresh at the next line
+                 * (what is left of a long quoted field then reads as rows of its own, checked as any) */
+                st = too_long(lim, fn, ctx, record_start, rawlen, record_line);
+            } else {
+                st = fn(ctx, NULL, record_start, rawlen, record_line, why);
+            }
+            clear_cells(&c);
+            c.record_done = 0;
+            csv_free(&p);
+            if (st == LA_OK && csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+                st = la_error(LA_ENOMEM, "out of memory creating the CSV parser");
+                csv_init(&p, 0); /* so the csv_free below has a parser to free */
+            }
+            record_line = it.line + 1;
+            record_start = it.p;
+            open_record = 0;
+            continue;
         }
         if (c.record_done) {
             c.record_done = 0;
-            st = emit_row(&c, record_line, fn, ctx);
+            st = emit_row(&c, record_line, record_start, (size_t)(it.p - record_start), fn, ctx);
             record_line = it.line + 1;
+            record_start = it.p;
             open_record = 0;
         } else {
             size_t m = n;
             while (m && (s[m - 1] == '\n' || s[m - 1] == '\r')) m--;
             /* libcsv skips a blank line between records: the next record starts after it */
-            if (!open_record && blank(s, m)) record_line = it.line + 1;
+            if (!open_record && blank(s, m)) record_line = it.line + 1, record_start = it.p;
             else open_record = 1;
         }
     }
@@ -239,41 +328,70 @@ static la_status each_csv(const la_input *in, const char *path, la_record_fn fn,
         if (csv_fini(&p, csv_cb_field, csv_cb_record, &c) != 0)
             st = la_error(LA_EINPUT, "%s:%u: record: malformed CSV at end of file (%s)", path, record_line,
                           csv_strerror(csv_error(&p)));
-        else if (c.record_done || c.ncells) st = emit_row(&c, record_line, fn, ctx);
+        else if (c.record_done || c.ncells) st = emit_row(&c, record_line, record_start, (size_t)(it.end - record_start), fn, ctx);
     }
     csv_free(&p);
     free_table(&c);
     return st;
 }
 
-static la_status each_tsv(const la_input *in, la_record_fn fn, void *ctx)
+static la_status each_tsv(const la_input *in, const char *path, const la_limits *lim, la_record_fn fn, void *ctx)
 {
-    table_ctx c = {0};
+    table_ctx c = {.path = path};
     line_iter it = {skip_bom(in), in->data + in->len, 0};
     const char *s;
     size_t n;
     la_status st = LA_OK;
     while (st == LA_OK && next_line(&it, &s, &n)) {
         if (n == 0 && c.have_header) continue;
+        if (over_row_limit(lim, n)) {
+            if (!c.have_header) {
+                st = la_error(LA_EINPUT, "%s:%u: header: longer than --max-row-bytes", path, it.line);
+                break;
+            }
+            st = too_long(lim, fn, ctx, s, n, it.line);
+            continue;
+        }
         size_t start = 0;
         for (size_t i = 0; i <= n; i++)
             if (i == n || s[i] == '\t') {
                 push_cell(&c, s + start, i - start);
                 start = i + 1;
             }
-        st = emit_row(&c, it.line, fn, ctx);
+        st = emit_row(&c, it.line, s, n, fn, ctx);
     }
     free_table(&c);
     return st;
 }
 
-la_status la_records_each(const la_input *in, const char *path, la_format fmt, la_record_fn fn, void *ctx)
+/* Counts records on their way to the caller, for --max-rows. */
+typedef struct counted {
+    la_record_fn fn;
+    void *ctx;
+    const la_limits *lim;
+    const char *path;
+    size_t n;
+} counted;
+
+static la_status count_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                              const char *parse_error)
+{
+    counted *k = ctx;
+    if (k->lim && k->lim->max_rows && ++k->n > k->lim->max_rows)
+        return la_error(LA_EINPUT, "%s:%u: record: more than %zu rows in one input; raise --max-rows (or give 0) to "
+                                   "read it", k->path, line, k->lim->max_rows);
+    return k->fn(k->ctx, rec, raw, rawlen, line, parse_error);
+}
+
+la_status la_records_each(const la_input *in, const char *path, la_format fmt, const la_limits *lim, la_record_fn fn,
+                          void *ctx)
 {
     if (fmt == LA_FMT_AUTO) fmt = la_format_detect(path, in);
+    counted k = {fn, ctx, lim, path, 0};
     switch (fmt) {
-    case LA_FMT_JSONL: return each_jsonl(in, fn, ctx);
-    case LA_FMT_CSV: return each_csv(in, path, fn, ctx);
-    case LA_FMT_TSV: return each_tsv(in, fn, ctx);
+    case LA_FMT_JSONL: return each_jsonl(in, lim, count_record, &k);
+    case LA_FMT_CSV: return each_csv(in, path, lim, count_record, &k);
+    case LA_FMT_TSV: return each_tsv(in, path, lim, count_record, &k);
     default: return la_error(LA_EINTERNAL, "unknown format");
     }
 }

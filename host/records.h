@@ -27,6 +27,10 @@ const char *la_format_name(la_format f);
 typedef la_status (*la_record_fn)(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                                   const char *parse_error);
 
-la_status la_records_each(const la_input *in, const char *path, la_format fmt, la_record_fn fn, void *ctx);
+/* Every record of `in` to fn. Within `lim` (NULL: no limits): a record longer than max_row_bytes is
+ * a parse error (rec NULL; raw holds its first 256 bytes) before any parsing; more than max_rows
+ * records end the iteration with LA_EINPUT "PATH:LINE: ...". */
+la_status la_records_each(const la_input *in, const char *path, la_format fmt, const la_limits *lim, la_record_fn fn,
+                          void *ctx);
 
 #endif /* LA_RECORDS_H */

@@ -4,6 +4,9 @@
  */
 #include "tiers.h"
 
+#include "json_strict.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +20,9 @@ void la_near_opts_init(la_near_opts_cli *o)
 
 static la_status parse_double(const char *name, const char *arg, double lo, double hi, double *out)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    if (*end || !*arg || !(v >= lo && v <= hi)) return la_error(LA_EINVAL, "--%s %s: expected a number from %g to %g", name, arg, lo, hi);
+    size_t n = strlen(arg);
+    double v = la_json_number_len(arg, n) == n && n ? strtod(arg, NULL) : NAN;
+    if (!(v >= lo && v <= hi)) return la_error(LA_EINVAL, "--%s %s: expected a number from %g to %g", name, arg, lo, hi);
     *out = v;
     return LA_OK;
 }
@@ -42,7 +45,16 @@ la_status la_near_option(la_near_opts_cli *o, const char *name, const char *arg)
         return LA_OK;
     }
     if (!strcmp(name, "near-threshold")) return parse_double(name, arg, 0.01, 1.0, &o->p.threshold);
-    if (!strcmp(name, "containment-threshold")) return parse_double(name, arg, 0.01, 2.0, &o->p.containment_threshold);
+    if (!strcmp(name, "containment-threshold")) {
+        if (!strcmp(arg, "off")) {
+            o->p.containment_threshold = 2.0; /* above 1: no pair can reach it, and near.c skips the path */
+            return LA_OK;
+        }
+        la_status s = parse_double(name, arg, 0.01, 1.0, &o->p.containment_threshold);
+        if (s != LA_OK)
+            return la_error(LA_EINVAL, "--containment-threshold %s: expected a share from 0.01 to 1, or off", arg);
+        return s;
+    }
     if (!strcmp(name, "within")) {
         o->p.within = 1;
         return LA_OK;

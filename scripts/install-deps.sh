@@ -9,6 +9,7 @@ PKGS=(
   libsodium-dev libxxhash-dev libutf8proc-dev libjson-c-dev libcsv-dev
   zlib1g-dev libzstd-dev libcmocka-dev
   libopenblas-openmp-dev libfaiss-dev
+  clang-14 libclang-rt-14-dev zstd
 )
 
 missing=()

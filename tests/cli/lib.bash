@@ -29,12 +29,23 @@ fail() {
 
 check() { echo "check: $*"; }
 
-# la ARGS...: run leakaudit, stdout in out.txt, stderr in err.txt, exit status in $rc.
+# la ARGS...: run leakaudit, stdout in out.txt, stderr in err.txt, exit status in $rc. A sanitizer
+# report on stderr (in a -DLA_SANITIZE build) fails the test whatever the exit status.
 la() {
     set +e
     "$LEAKAUDIT" "$@" >out.txt 2>err.txt
     rc=$?
     set -e
+    no_sanitizer_report err.txt "leakaudit $*"
+}
+
+# no_sanitizer_report FILE WHAT: FILE holds no AddressSanitizer, LeakSanitizer or UBSan report.
+no_sanitizer_report() {
+    if grep -qE 'ERROR: (Address|Leak|UndefinedBehavior)Sanitizer|runtime error: ' "$1"; then
+        echo "FAIL: sanitizer report from $2" >&2
+        head -n 60 "$1" >&2
+        exit 1
+    fi
 }
 
 expect_rc() { [ "$rc" -eq "$1" ] || fail "expected exit $1, got $rc (leakaudit ${2:-})"; }

@@ -52,6 +52,22 @@ s = ET.parse(sys.argv[1]).getroot()
 assert s.get("failures") == "1" and s.get("skipped") == "4", s.attrib
 PY
 
+check "report.junit.xml stays well formed with ids holding characters XML 1.0 does not allow"
+printf '%s\n' '{"id":"d\ufffe1","text":"copied question one"}' '{"id":"d\uffff2","text":"copied question two"}' \
+    '{"id":"d\u00013","text":"copied question three"}' >xdev.jsonl
+printf '%s\n' '{"id":"t<&>\"1","text":"copied question one"}' '{"id":"t\ud83d\ude002","text":"copied question two"}' \
+    '{"id":"t3","text":"copied question three"}' >xtest.jsonl
+la audit --dev xdev.jsonl --test xtest.jsonl --near off --embed none --out xml
+expect_rc 1
+python3 - xml/report.junit.xml <<'PY' || fail "report.junit.xml is not well formed or lost the ids"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+text = "".join(c.find("failure").text for c in s if c.get("classname") == "leakaudit.exact")
+assert "d\ufffd1 ~ t<&>\"1" in text, text
+assert "d\ufffd2 ~ t\U0001F6002" in text, text
+assert "d 3 ~ t3" in text, text
+PY
+
 check "rows with no text after normalization are counted and named in report.md"
 printf '%s\n' '{"id":"e1","text":"   "}' '{"id":"e2","text":""}' >blank_dev.jsonl
 printf '%s\n' '{"id":"e3","text":"\t"}' >blank_test.jsonl

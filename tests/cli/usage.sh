@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command line itself: --version and --help exit 0 and say what they should, usage errors exit
 # 2 with a message and write nothing, and --out is only ever replaced when it holds a previous
-# report (a foreign non-empty directory or a file is refused and left untouched).
+# report and nothing else (a foreign non-empty directory or a file is refused and left untouched;
+# tests/cli/out_dir.sh has the rest).
 source "$(dirname "$0")/lib.bash"
 
 printf '%s\n' '{"id":"d1","text":"alpha"}' >dev.jsonl
@@ -60,6 +61,38 @@ la audit --dev dev.jsonl --test test.jsonl --out
 expect_rc 2
 [ ! -e o3 ] || fail "o3 was created"
 
+check "--parts given twice: the names of both lists are known (the first list stays valid)"
+printf '%s\n' '{"id":"a1","text":"alpha one","split":"alpha"}' '{"id":"b1","text":"beta two","split":"beta"}' \
+    '{"id":"t1","text":"gamma three","split":"test"}' >splits.jsonl
+la audit splits.jsonl --parts alpha,test --parts beta --out parts2
+expect_rc 0
+[ "$(json_get parts2/report.json 'sorted(j["counts"]["partitions"])')" = "['alpha', 'beta', 'test']" ] ||
+    fail "partitions of both --parts lists"
+
+check "partition names that would overwrite a report file are refused (any case), nothing written"
+for name in report pairs assignments clusters quarantine rejects rejected nearest within_pairs manifest Clusters NEAREST; do
+    la audit --part "$name=dev.jsonl" --test test.jsonl --out "reserved-$name"
+    expect_rc 2 "--part $name=dev.jsonl"
+    expect_has err.txt "--part $name=dev.jsonl: the partition name '$name' is reserved"
+    [ ! -e "reserved-$name" ] || fail "reserved-$name was created"
+done
+la audit splits.jsonl --parts alpha,clusters --out reserved-parts
+expect_rc 2
+expect_has err.txt "--parts clusters: the partition name 'clusters' is reserved"
+la audit --dev dev.jsonl --part within_pairs=test.jsonl --heldout within_pairs --out reserved-heldout
+expect_rc 2
+expect_has err.txt "is reserved"
+check "every name a report file uses is reserved: an audit with all outputs writes no file twice"
+la audit --part seen=dev.jsonl --test test.jsonl --within --embed lexical --out allfiles
+expect_rc 0
+[ -f allfiles/clusters.jsonl ] && [ -f allfiles/nearest.jsonl ] && [ -f allfiles/seen.jsonl ] || fail "outputs missing"
+
+check "split: conflicting rules with semantic options given: exit 2, nothing written (and nothing leaked)"
+la split --cutoff 2026-07-01 --three-set --embeddings input=emb.npy --semantic-threshold 0.9 dev.jsonl --out o4
+expect_rc 2
+expect_has err.txt "choose one rule: --cutoff (chronological) or --three-set"
+[ ! -e o4 ] || fail "o4 was created"
+
 check "--out: a non-empty directory without a report is refused (exit 2) and left untouched"
 mkdir -p foreign/sub
 echo "my notes" >foreign/notes.txt
@@ -81,14 +114,14 @@ no_leftovers afile
 
 check "--out: an empty directory is used; a previous report is replaced whole"
 mkdir empty
-la audit --dev dev.jsonl --test test.jsonl --out empty
+la audit --part seen=dev.jsonl --test test.jsonl --out empty
 expect_rc 0
 [ -f empty/report.json ] || fail "no report in empty/"
-echo stale >empty/stale.txt
+[ -f empty/seen.jsonl ] || fail "no seen.jsonl in empty/"
 printf '%s\n' '{"id":"t1","text":"ALPHA"}' >test2.jsonl
 la audit --dev dev.jsonl --test test2.jsonl --out empty/
 expect_rc 1
-[ ! -e empty/stale.txt ] || fail "a file of the previous report survived"
+[ ! -e empty/seen.jsonl ] || fail "a file of the previous report survived"
 [ "$(wc -l <empty/pairs.jsonl)" -eq 1 ] || fail "the new report is not in place"
 no_leftovers empty
 

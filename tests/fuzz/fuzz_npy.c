@@ -8,18 +8,16 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "fuzz_file.h"
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/la-fuzz-%d.npy", (int)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    fwrite(data, 1, size, f);
-    fclose(f);
+    char path[96];
+    if (!la_fuzz_file("npy", "npy", data, size, path)) return 0;
     float *m = NULL;
     size_t rows = 0, cols = 0;
     la_status s = la_npy_read(path, 0, 0, &m, &rows, &cols);

@@ -3,6 +3,7 @@
  * rows or rejects. Whatever the bytes, the load either fails cleanly with a message or accounts for
  * every record: rows read = rows placed + rows rejected, and every placed row has a non-empty id.
  */
+#include "fuzz_file.h"
 #include "load.h"
 
 #include <assert.h>
@@ -18,12 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const exts[3] = {"jsonl", "csv", "tsv"};
     if (size == 0) return 0;
     const char *ext = exts[data[0] % 3];
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/la-fuzz-%d.%s", (int)getpid(), ext);
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    fwrite(data + 1, 1, size - 1, f);
-    fclose(f);
+    char path[96];
+    if (!la_fuzz_file("records", ext, data + 1, size - 1, path)) return 0;
 
     la_table *t;
     if (la_table_new(&t) != LA_OK) abort();

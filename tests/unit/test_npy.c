@@ -123,6 +123,10 @@ static void test_bad_files(void **state) {
     expect_error(write_npy("long.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }",
                            f4, sizeof f4),
                  0, 0, LA_EINPUT, "data continues past the 1 rows");
+    /* a small file whose header claims 80 GB: refused from the file size, nothing allocated */
+    expect_error(write_npy("huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5, 4000000000), }",
+                           f4, sizeof f4),
+                 0, 0, LA_EINPUT, "row 0: file ends early (header says 5 rows)");
     float nan[6] = {1, 2, 3, 4, NAN, 6};
     expect_error(write_npy("nan.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
                            nan, sizeof nan),

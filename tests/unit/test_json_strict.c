@@ -1,0 +1,108 @@
+/* test_json_strict.c - RFC 8259 on raw lines: what json-c lets through is refused here, valid JSON
+ * passes, and literal values are found by path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "json_strict.h"
+
+static int check(const char *s, const char **why)
+{
+    size_t at;
+    return la_json_strict_check(s, strlen(s), &at, why);
+}
+
+static void test_valid(void **state)
+{
+    const char *ok[] = {"{}", "{\"a\":1}", " {\"a\": [1, 2.5, -0, 1e10, 1E-2, 0.5e+3]} ", "{\"a\":\"\\u00e9\\n\\\"\\/\"}",
+                        "{\"a\":{\"b\":{\"c\":null}},\"b\":true,\"c\":false}", "{\"a\":\"\\ud83d\\ude00\"}",
+                        "{\"a\":1,\"A\":2}", "[]", "\"s\"", "{\"a\":[],\"b\":{}}", "{\"\\u0061\":1,\"b\":2}"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        const char *why = NULL;
+        if (check(ok[i], &why) != 1) fail_msg("%s refused: %s", ok[i], why);
+    }
+}
+
+static void test_refused(void **state)
+{
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"{\"a\":[1,2,]}", "trailing commas"},
+        {"{\"a\":1,}", "trailing commas"},
+        {"{'a':1}", "single quotes"},
+        {"{\"a\":'x'}", "single quotes"},
+        {"/*c*/{\"a\":1}", "comments"},
+        {"{\"a\":1}//c", "extra text"},
+        {"{\"a\":NaN}", "not NaN or Infinity"},
+        {"{\"a\":Infinity}", "not NaN or Infinity"},
+        {"{\"a\":-Infinity}", "not a JSON number"},
+        {"{\"a\":01}", "no leading zeros"},
+        {"{\"a\":1.}", "digits on both sides"},
+        {"{\"a\":.5}", "expected a value"},
+        {"{\"a\":+1}", "expected a value"},
+        {"{\"a\":0x1}", "not a JSON number"},
+        {"{\"a\":1e}", "not a JSON number"},
+        {"{\"a\":\"x\ty\"}", "raw tab"},
+        {"{\"a\":\"x\ny\"}", "control character"},
+        {"{\"a\":\"\\x41\"}", "invalid escape"},
+        {"{\"a\":\"\\u12\"}", "invalid escape"},
+        {"{\"a\":1,\"a\":2}", "the same key twice"},
+        {"{\"a\":1,\"\\u0061\":2}", "the same key twice"},
+        {"{\"o\":{\"k\":1,\"k\":1}}", "the same key twice"},
+        {"{\"a\":tRue}", "expected a value"},
+        {"{\"a\" 1}", "expected ':'"},
+        {"{\"a\":1 \"b\":2}", "expected ',' or '}'"},
+        {"{\"a\":[1 2]}", "expected ',' or ']'"},
+        {"{\"a\":\"open}", "unterminated string"},
+        {"{\"a\":1", "not closed"},
+        {"", "expected a value"},
+        {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "nested too deeply"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *why = NULL;
+        if (check(bad[i].text, &why) != 0) fail_msg("%s accepted", bad[i].text);
+        if (!why || !strstr(why, bad[i].why)) fail_msg("%s: '%s' lacks '%s'", bad[i].text, why ? why : "", bad[i].why);
+    }
+}
+
+static void test_numbers(void **state)
+{
+    assert_int_equal(la_json_number_len("18446744073709551617", 20), 20);
+    assert_int_equal(la_json_number_len("-0.5e-7", 7), 7);
+    const char *no[] = {"0x1", "1.", ".5", "+1", "01", "NaN", "inf", " 1", "1 ", "", "-", "1e+"};
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        if (strlen(no[i]) && la_json_number_len(no[i], strlen(no[i])) == strlen(no[i])) fail_msg("'%s' taken for a number", no[i]);
+}
+
+static void test_literal(void **state)
+{
+    const char *s = "{\"id\":\"x\",\"family\":18446744073709551617,\"m\":[{\"f\":-0},{\"f\":1.50}],\"a.b\":7,"
+                    "\"k\\u0065y\":12}";
+    const char *l;
+    size_t n;
+    assert_int_equal(la_json_literal(s, strlen(s), "family", &l, &n), 1);
+    assert_int_equal(n, 20);
+    assert_memory_equal(l, "18446744073709551617", 20);
+    assert_int_equal(la_json_literal(s, strlen(s), "m.0.f", &l, &n), 1);
+    assert_memory_equal(l, "-0", 2);
+    assert_int_equal(n, 2);
+    assert_int_equal(la_json_literal(s, strlen(s), "m.1.f", &l, &n), 1);
+    assert_int_equal(n, 4);
+    assert_int_equal(la_json_literal(s, strlen(s), "a.b", &l, &n), 1); /* the literal key first */
+    assert_memory_equal(l, "7", 1);
+    assert_int_equal(la_json_literal(s, strlen(s), "key", &l, &n), 1);
+    assert_memory_equal(l, "12", 2);
+    assert_int_equal(la_json_literal(s, strlen(s), "m.2.f", &l, &n), 0);
+    assert_int_equal(la_json_literal(s, strlen(s), "nope", &l, &n), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_valid), cmocka_unit_test(test_refused),
+                                       cmocka_unit_test(test_numbers), cmocka_unit_test(test_literal)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
