@@ -142,16 +142,18 @@ int la_cmd_embed(int argc, char **argv)
     char dir[PATH_MAX];
     la_model *m = NULL;
     la_status s = la_model_resolve(model, dir, sizeof dir);
+    la_limits lim;
+    la_limits_default(&lim);
     for (int i = optind; s == LA_OK && i < argc; i++) {
         la_input in;
-        if ((s = la_input_read(argv[i], &in)) != LA_OK) break;
+        if ((s = la_input_read(argv[i], &lim, &in)) != LA_OK) break;
         t.path = argv[i];
         char ext[16];
         la_input_format_ext(argv[i], ext);
         if (txt || (fmt == LA_FMT_AUTO && (!strcmp(ext, "txt") || ends_with(argv[i], ".txt"))))
             s = read_txt(&t, &in);
         else
-            s = la_records_each(&in, argv[i], fmt == LA_FMT_AUTO ? la_format_detect(argv[i], &in) : fmt, on_record, &t);
+            s = la_records_each(&in, argv[i], fmt == LA_FMT_AUTO ? la_format_detect(argv[i], &in) : fmt, &lim, on_record, &t);
         la_input_free(&in);
     }
     double t0 = la_cli_now();

@@ -59,7 +59,7 @@ la_status la_wordpiece_new(const char *vocab_path, int lowercase, int strip_acce
 {
     *out = NULL;
     la_input in;
-    LA_TRY(la_input_read(vocab_path, &in));
+    LA_TRY(la_input_read(vocab_path, NULL, &in));
     la_wordpiece *w = calloc(1, sizeof *w);
     if (!w) {
         la_input_free(&in);

@@ -99,10 +99,10 @@ peak_ok rows
 la audit --dev good.jsonl "${row_args[@]}" --on-invalid reject --out rej-rows
 expect_rc 0
 check "${#split_args[@]} files with a bad split field"
-la audit "${split_args[@]}" --out prev
+la audit --dev good.jsonl "${split_args[@]}" --out prev
 expect_rc 2
 expect_has err.txt "leakaudit audit: ${#split_args[@]} invalid rows in the input; nothing written"
-la audit "${split_args[@]}" --on-invalid reject --out rej-split
+la audit --dev good.jsonl "${split_args[@]}" --on-invalid reject --out rej-split
 expect_rc 0
 
 check "under --on-invalid reject each bad row is one reject with its FILE:LINE: FIELD: reason and its text"

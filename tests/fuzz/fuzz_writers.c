@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (s == LA_OK) s = la_table_part(t, "test", &test);
     if (s == LA_OK) s = la_load_file(&L, path, NULL);
     if (s == LA_OK) s = la_normalize_table(t, LA_NORM_NFKC, 1);
-    la_audit_opts ao = {test, 0, LA_RESOLVE_QUARANTINE, 3};
+    la_audit_opts ao = {test, 0, LA_RESOLVE_QUARANTINE, 3, 0};
     if (s == LA_OK) s = la_exact_find(t, test, &pairs, &ex);
     if (s == LA_OK) s = la_audit_evidence(t, &ao, &pairs, &a);
     if (s == LA_OK) {
