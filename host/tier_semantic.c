@@ -242,7 +242,7 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
         if (!tl) s = la_error(LA_ENOMEM, "out of memory");
         for (size_t i = 0; tl && i < n; i++)
             if (rows[i].part == heldout && lens[i]) tl[nh++] = la_model_count_tokens(m, texts[i], lens[i]);
-        qsort(tl, nh, sizeof *tl, cmp_size);
+        if (nh > 1) qsort(tl, nh, sizeof *tl, cmp_size);
         r->win = nh ? tl[(size_t)((double)(nh - 1) * 0.9)] * 5 / 4 : 0;
         if (r->win < 32) r->win = 32;
         if (r->win > la_model_window(m)) r->win = la_model_window(m);
