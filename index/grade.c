@@ -186,20 +186,8 @@ static int row_keys(const words *w, u64v *uni, u64v *bi, u64v *ctx)
     return 1;
 }
 
-static int has_key(const u64v *a, uint64_t k)
-{
-    size_t lo = 0, hi = a->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->v[mid] < k) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < a->n && a->v[lo] == k;
-}
-
-/* Does the other row state, between the same two words, a number that the held-out row (its
- * distinct words in ub) does not have at all? ctx holds (context, number) pairs sorted by context. */
-static int restated(const u64v *ctx, const u64v *ub, uint64_t context)
+/* First (context, number) pair of ctx (sorted by context) with this context: its index, or ctx->n. */
+static size_t ctx_first(const u64v *ctx, uint64_t context)
 {
     size_t lo = 0, hi = ctx->n;
     while (lo < hi) {
@@ -207,8 +195,24 @@ static int restated(const u64v *ctx, const u64v *ub, uint64_t context)
         if (ctx->v[2 * mid] < context) lo = mid + 1;
         else hi = mid;
     }
-    for (size_t i = lo; i < ctx->n && ctx->v[2 * i] == context; i++)
-        if (!has_key(ub, ctx->v[2 * i + 1])) return 1;
+    return lo;
+}
+
+static int ctx_has(const u64v *ctx, uint64_t context, uint64_t number)
+{
+    for (size_t i = ctx_first(ctx, context); i < ctx->n && ctx->v[2 * i] == context; i++)
+        if (ctx->v[2 * i + 1] == number) return 1;
+    return 0;
+}
+
+/* Held-out number `number` between the words of `context`: does the other row state there, instead,
+ * a number that the held-out row never states between those words? (A number moved elsewhere, or
+ * another of the held-out row's numbers in a repeated frame, is not a restatement.) */
+static int restated(const u64v *a_ctx, const u64v *b_ctx, uint64_t context, uint64_t number)
+{
+    if (ctx_has(a_ctx, context, number)) return 0;
+    for (size_t i = ctx_first(a_ctx, context); i < a_ctx->n && a_ctx->v[2 * i] == context; i++)
+        if (!ctx_has(b_ctx, context, a_ctx->v[2 * i + 1])) return 1;
     return 0;
 }
 
@@ -309,7 +313,7 @@ static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
         if (!r->norm || !r->norm_len) continue;
         int held = c->role[i] & ROLE_HELD;
         words *w = held ? &x->w : &s->w;
-        if (!split_words(r->norm, r->norm_len, w) || !row_keys(w, &x->uni, &x->bi, (c->role[i] & ROLE_SEEN) ? &x->ctx : NULL))
+        if (!split_words(r->norm, r->norm_len, w) || !row_keys(w, &x->uni, &x->bi, &x->ctx))
             return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
         for (size_t q = 0; q < x->uni.n; q++) x->uni_nums += x->uni.v[q] & 1u;
         x->uni_words = x->uni.n - x->uni_nums;
@@ -443,13 +447,12 @@ static void grade_one(grade_ctx *c, la_pair *q)
         double wc = weighted_share(&B->bi, B->wb_shared, B->wb_alone, &A->bi, NULL, NULL);
         double ww = weighted_share(&B->uni, B->wu_shared, B->wu_alone, &A->uni, &ns, &kept);
         size_t nb = B->uni_nums, nwords = B->uni_words;
-        /* held-out numbers absent from a, where a states a number of its own between the same two words */
+        /* held-out numbers that a states differently between the same two words */
         size_t changed = 0;
         const words *w = &B->w;
-        for (size_t i = 1; i + 1 < w->h.n; i++) {
-            if (!w->num[i] || has_key(&A->uni, uni_key(w->h.v[i], 1))) continue;
-            changed += (size_t)restated(&A->ctx, &B->uni, ctx_key(w->h.v[i - 1], w->h.v[i + 1]));
-        }
+        for (size_t i = 1; i + 1 < w->h.n; i++)
+            if (w->num[i])
+                changed += (size_t)restated(&A->ctx, &B->ctx, ctx_key(w->h.v[i - 1], w->h.v[i + 1]), uni_key(w->h.v[i], 1));
         q->wcontainment = (float)wc;
         q->wwords = (float)ww;
         q->nums_held = cap255(nb);
