@@ -313,9 +313,9 @@ la_status la_report_md(const la_report *r, la_buf *b)
     la_buf_printf(b, "%zu of %zu `%s` rows were compared by their text against the other partitions.", r->heldout_compared,
                   s.before, held);
     if (related)
-        la_buf_printf(b, " %zu links are only `related` (shared wording or a template, not the item): listed below and in "
-                         "pairs.jsonl, they do not fail the run or move rows.",
-                      related);
+        la_buf_printf(b, " %zu %s only `related` (shared wording or a template, not the item): listed below and in "
+                         "pairs.jsonl, %s not fail the run or move rows.",
+                      related, related == 1 ? "link is" : "links are", related == 1 ? "it does" : "they do");
     la_buf_puts(b, "\n\n");
 
     la_buf_puts(b, "| evidence | pairs | copy | near | related |\n|---|---:|---:|---:|---:|\n");
