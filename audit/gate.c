@@ -77,12 +77,17 @@ la_status la_gate_parse(const char *spec, la_gate *out)
     return LA_OK;
 }
 
+int la_gate_kind_fails(const la_gate *g, const la_pair *p, int kind)
+{
+    if (kind < 0 || kind >= LA_KIND_COUNT || !(p->kinds & (1u << kind)) || !g->min_grade[kind]) return 0;
+    /* an ungraded content link (grading not run) gates as it did before grades existed */
+    return !graded_kind(kind) || p->grade == LA_GRADE_NONE || p->grade >= g->min_grade[kind];
+}
+
 int la_gate_fails(const la_gate *g, const la_pair *p)
 {
-    for (int i = 0; i < LA_KIND_COUNT; i++) {
-        if (!(p->kinds & (1u << i)) || !g->min_grade[i]) continue;
-        if (!graded_kind(i) || p->grade >= g->min_grade[i]) return 1;
-    }
+    for (int i = 0; i < LA_KIND_COUNT; i++)
+        if (la_gate_kind_fails(g, p, i)) return 1;
     return 0;
 }
 

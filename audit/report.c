@@ -16,8 +16,8 @@ void la_report_summarize(la_report *r)
 {
     int leaks = 0;
     for (size_t k = 0; k < r->pairs->n && !leaks; k++)
-        if (r->gate ? la_gate_fails(r->gate, &r->pairs->v[k]) : (r->pairs->v[k].kinds & r->fail_on) != 0) leaks = 1;
-    if ((r->fail_on & LA_KIND_TIME) && r->audit->ntime) leaks = 1;
+        if (la_gate_fails(&r->gate, &r->pairs->v[k])) leaks = 1;
+    if ((la_gate_kinds(&r->gate) & LA_KIND_TIME) && r->audit->ntime) leaks = 1;
     r->leaks = leaks;
     r->exit_code = leaks ? 1 : 0;
 }
@@ -114,8 +114,8 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_json_str(b, r->date_format);
     la_buf_puts(b, ", \"fail_on\": ");
     char gate[128];
-    if (r->gate) la_gate_format(r->gate, gate, sizeof gate);
-    la_buf_json_str(b, r->gate ? gate : "all");
+    la_gate_format(&r->gate, gate, sizeof gate);
+    la_buf_json_str(b, gate);
     la_buf_puts(b, ", \"resolve\": ");
     la_buf_json_str(b, la_resolve_name(r->resolve));
     la_buf_printf(b, ", \"max_cluster\": %zu", r->max_cluster);
@@ -512,12 +512,10 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
         la_buf_puts(b, ",\"grade\":");
         if (la_grade_name(p->grade)) la_buf_json_str(b, la_grade_name(p->grade));
         else la_buf_puts(b, "null");
-        int moves = la_audit_pair_moves(r->audit, p);
-        if (moves) la_buf_printf(b, ",\"gates\":%s,\"cluster\":%u,\"scores\":{",
-                                 (r->gate ? la_gate_fails(r->gate, p) : (p->kinds & r->fail_on) != 0) ? "true" : "false",
-                                 r->audit->cluster[p->a]);
-        else la_buf_printf(b, ",\"gates\":%s,\"cluster\":null,\"scores\":{",
-                           (r->gate ? la_gate_fails(r->gate, p) : 0) ? "true" : "false");
+        la_buf_printf(b, ",\"gates\":%s,\"cluster\":", la_gate_fails(&r->gate, p) ? "true" : "false");
+        if (la_audit_pair_moves(r->audit, p)) la_buf_printf(b, "%u", r->audit->cluster[p->a]);
+        else la_buf_puts(b, "null");
+        la_buf_puts(b, ",\"scores\":{");
         int first = 1;
         score(b, &first, "jaccard", p->jaccard);
         score(b, &first, "containment", p->containment);

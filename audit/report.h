@@ -76,8 +76,7 @@ typedef struct la_report {
     const char *const *param_names;     /* extra parameters, shown under parameters */
     const char *const *param_values;
     size_t nparams;
-    uint32_t fail_on;                   /* kinds that can fail the run (la_gate_kinds of gate) */
-    const la_gate *gate;                /* --fail-on: kinds and grades that fail the run */
+    la_gate gate;                       /* --fail-on: kinds and grades that fail the run (all zero: none) */
     size_t heldout_compared;            /* held-out rows with text, compared against a seen row with text */
     size_t template_numbers;            /* links held at related because their numbers differ */
     la_resolve resolve;
@@ -92,7 +91,7 @@ typedef struct la_report {
     int exit_code;
 } la_report;
 
-/* Decide leaks and exit code from the findings and fail_on. */
+/* Decide leaks and exit code from the findings and the gate. */
 void la_report_summarize(la_report *r);
 
 la_status la_report_json(const la_report *r, la_buf *out);
@@ -105,7 +104,7 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *out);
 /* The original rows whose outcome is `out` (a partition index or LA_OUT_QUARANTINE), in input order. */
 la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *buf);
 la_status la_report_rejects_jsonl(const la_report *r, la_buf *out);
-/* report.junit.xml: one test case per kind, failing when the kind is found and gated by fail_on. */
+/* report.junit.xml: one test case per kind, failing when links of the kind fail the gate. */
 la_status la_report_junit(const la_report *r, la_buf *out);
 /* report.html: one self-contained page (no external files or scripts) with the summary, the
  * statistics, the top leaks side by side and the sections' charts. */

@@ -111,11 +111,12 @@ la_status la_report_html(const la_report *r, la_buf *b)
         else
             for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
                 la_buf_printf(b, "<td class=\"n\">%zu</td>", la_report_grade_count(r, bit, g));
-        const char *gate = !r->gate ? ((r->fail_on & bit) ? "yes" : "no")
-                           : !r->gate->min_grade[k] ? "no"
+        int min = r->gate.min_grade[k];
+        const char *gate = !min                                     ? "no"
                            : (bit & (LA_KIND_FAMILY | LA_KIND_TIME)) ? "yes"
-                           : r->gate->min_grade[k] == LA_GRADE_COPY ? "copy"
-                           : r->gate->min_grade[k] == LA_GRADE_NEAR ? "copy, near" : "every grade";
+                           : min == LA_GRADE_COPY                    ? "copy"
+                           : min == LA_GRADE_NEAR                    ? "copy, near"
+                                                                     : "every grade";
         la_buf_printf(b, "<td>%s</td></tr>\n", gate);
     }
     la_buf_printf(b, "</table><p class=\"muted\">Within partitions: %zu later duplicates, %zu label conflicts.</p>\n",

@@ -51,7 +51,7 @@ la_status la_report_junit(const la_report *r, la_buf *b)
     for (int k = 0; k < LA_KIND_COUNT; k++) {
         uint32_t bit = 1u << k;
         counts[k] = bit == LA_KIND_TIME ? r->audit->ntime : la_report_gating_count(r, bit);
-        if (!(r->fail_on & bit)) skipped++;
+        if (!r->gate.min_grade[k]) skipped++;
         else if (counts[k]) failures++;
     }
     la_buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -63,7 +63,7 @@ la_status la_report_junit(const la_report *r, la_buf *b)
         la_buf_printf(b, "  <testcase classname=\"leakaudit.%s\" name=\"no %s leaks across the '", name, name);
         xml_text(b, la_table_part_name(r->table, r->heldout));
         la_buf_puts(b, "' boundary\">\n");
-        if (!(r->fail_on & bit)) {
+        if (!r->gate.min_grade[k]) {
             la_buf_printf(b, "    <skipped message=\"%s is not in --fail-on; %zu found\"/>\n", name,
                           bit == LA_KIND_TIME ? counts[k] : la_report_kind_count(r, bit));
         } else if (counts[k]) {
@@ -73,7 +73,7 @@ la_status la_report_junit(const la_report *r, la_buf *b)
             else
                 la_buf_printf(b, "    <failure message=\"%zu %s pairs%s%s%s\" type=\"leak\">", counts[k], name,
                               bit == LA_KIND_FAMILY ? "" : " at grade ",
-                              bit == LA_KIND_FAMILY ? "" : la_grade_name(r->gate ? r->gate->min_grade[k] : LA_GRADE_RELATED),
+                              bit == LA_KIND_FAMILY ? "" : la_grade_name(r->gate.min_grade[k]),
                               bit == LA_KIND_FAMILY ? "" : " or above");
             size_t shown = 0;
             if (bit == LA_KIND_TIME) {
@@ -84,7 +84,7 @@ la_status la_report_junit(const la_report *r, la_buf *b)
             } else {
                 for (size_t q = 0; q < r->pairs->n && shown < 20; q++) {
                     const la_pair *p = &r->pairs->v[q];
-                    if (!(p->kinds & bit) || (r->gate && !la_gate_fails(r->gate, p))) continue;
+                    if (!la_gate_kind_fails(&r->gate, p, k)) continue;
                     xml_text(b, rows[p->a].id);
                     la_buf_puts(b, " ~ ");
                     xml_text(b, rows[p->b].id);

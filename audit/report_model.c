@@ -40,20 +40,12 @@ size_t la_report_kind_count(const la_report *r, uint32_t kind)
     return n;
 }
 
-static int gates_kind(const la_report *r, const la_pair *p, int k)
-{
-    uint32_t bit = 1u << k;
-    if (!(p->kinds & bit) || !r->gate || !r->gate->min_grade[k]) return r->gate ? 0 : (p->kinds & bit & r->fail_on) != 0;
-    if (bit & (LA_KIND_FAMILY | LA_KIND_TIME)) return 1;
-    return p->grade == LA_GRADE_NONE || p->grade >= r->gate->min_grade[k];
-}
-
 size_t la_report_gating_count(const la_report *r, uint32_t kind)
 {
     int k = 0;
     while (k < LA_KIND_COUNT && (1u << k) != kind) k++;
     size_t n = 0;
-    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)gates_kind(r, &r->pairs->v[q], k);
+    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)la_gate_kind_fails(&r->gate, &r->pairs->v[q], k);
     return n;
 }
 
@@ -70,11 +62,7 @@ size_t la_report_grade_count(const la_report *r, uint32_t kind, int grade)
 size_t la_report_gating_pairs(const la_report *r)
 {
     size_t n = 0;
-    for (size_t q = 0; q < r->pairs->n; q++) {
-        int any = 0;
-        for (int k = 0; k < LA_KIND_COUNT && !any; k++) any = gates_kind(r, &r->pairs->v[q], k);
-        n += (size_t)any;
-    }
+    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)la_gate_fails(&r->gate, &r->pairs->v[q]);
     return n;
 }
 

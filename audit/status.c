@@ -49,27 +49,3 @@ const char *la_kind_name(uint32_t kind_bit)
         if (kind_bit == (1u << i)) return k_kind_names[i];
     return NULL;
 }
-
-la_status la_kinds_parse(const char *list, uint32_t *kinds)
-{
-    uint32_t k = 0;
-    const char *p = list;
-    while (p && *p) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        int found = 0;
-        if (n == 3 && strncmp(p, "all", 3) == 0) { k |= LA_KIND_ALL; found = 1; }
-        else if (n == 4 && strncmp(p, "none", 4) == 0) { found = 1; }
-        for (int i = 0; i < LA_KIND_COUNT && !found; i++)
-            if (strlen(k_kind_names[i]) == n && strncmp(p, k_kind_names[i], n) == 0) {
-                k |= 1u << i;
-                found = 1;
-            }
-        if (!found)
-            return la_error(LA_EINVAL, "unknown kind '%.*s' (expected family, time, exact, near, semantic, all or none)",
-                            (int)n, p);
-        p = e ? e + 1 : NULL;
-    }
-    *kinds = k;
-    return LA_OK;
-}

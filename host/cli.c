@@ -71,7 +71,6 @@ void la_cli_init(la_cli *c, const char *command)
     c->out = "leakaudit-report";
     c->cutoff = LA_NO_DATE;
     la_gate_default(&c->gate);
-    c->fail_on = la_gate_kinds(&c->gate);
     c->norm = LA_NORM_NFKC;
 }
 
@@ -206,9 +205,7 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         return LA_OK;
     case LA_OPT_OUT: c->out = arg; return LA_OK;
     case LA_OPT_FAIL_ON: {
-        LA_TRY(la_gate_parse(arg, &c->gate));
-        c->fail_on = la_gate_kinds(&c->gate);
-        return LA_OK;
+        return la_gate_parse(arg, &c->gate);
     }
     case LA_OPT_THREADS: {
         char *end;

@@ -40,7 +40,6 @@ typedef struct la_cli {
     int reject_invalid;
     la_norm_mode norm;
     int32_t cutoff;
-    uint32_t fail_on;          /* kinds that can fail the run: la_gate_kinds(&gate) */
     la_gate gate;              /* --fail-on */
     int threads;
     int quiet;

@@ -86,8 +86,7 @@ typedef enum la_kind {
 /* Name of one kind bit ("family", "time", "exact", "near", "semantic"); NULL for other values. */
 LA_API const char *la_kind_name(uint32_t kind_bit);
 
-/* Parse a comma-separated list of kind names ("exact,near", "all", "none") into a bit set. */
-LA_API la_status la_kinds_parse(const char *list, uint32_t *kinds /* OUT */);
+/* Lists of kinds, with their grades, are parsed by la_gate_parse (below). */
 
 /* ---- grades -------------------------------------------------------------------------------- */
 
@@ -219,7 +218,12 @@ LA_API void la_gate_default(la_gate *g /* OUT */);
  * item or a grade on family or time is LA_EINVAL with the reason in la_last_error(). */
 LA_API la_status la_gate_parse(const char *spec, la_gate *out /* OUT */);
 
-/* 1 when link p fails gate g, else 0. */
+/* 1 when link p fails gate g through its kind with index `kind` (0..LA_KIND_COUNT-1: family, time,
+ * exact, near, semantic), else 0. A content link with LA_GRADE_NONE (not graded) fails whenever its
+ * kind is gated. */
+LA_API int la_gate_kind_fails(const la_gate *g, const la_pair *p, int kind);
+
+/* 1 when link p fails gate g through any of its kinds, else 0. */
 LA_API int la_gate_fails(const la_gate *g, const la_pair *p);
 
 /* The kinds that can fail the run under g (a bit set of la_kind). */

@@ -122,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         r.date_format = "canonical";
         r.backend = "cpu";
         r.backend_note = "";
-        r.fail_on = LA_KIND_ALL;
+        la_gate_default(&r.gate);
         r.resolve = LA_RESOLVE_QUARANTINE;
         r.max_cluster = 3;
         r.assumed_accuracy = 0.9;
