@@ -353,7 +353,7 @@ int la_cmd_audit(int argc, char **argv)
         la_grade_params gp;
         la_grade_params_default(&gp);
         gp.threads = c.threads;
-        gp.semantic_lexical = la_semantic_is_lexical(&aopt.semantic);
+        gp.semantic_lexical = !aopt.semantic.enabled || sem.lexical_embedding;
         s = la_grade_pairs(t, &gp, &pairs, &gst);
     }
     if (s == LA_OK) {
@@ -392,8 +392,7 @@ int la_cmd_audit(int argc, char **argv)
         r.param_names = pnames;
         r.param_values = pvalues;
         r.nparams = 2;
-        r.fail_on = c.fail_on;
-        r.gate = &c.gate;
+        r.gate = c.gate;
         r.heldout_compared = heldout_compared(t, heldout);
         r.template_numbers = gst.template_numbers;
         r.resolve = aopt.resolve;

@@ -176,6 +176,7 @@ typedef struct embed_run {
     size_t dim;
     const char *kind;    /* static description */
     int model;           /* the built-in encoder ran */
+    int lexical;         /* the built-in lexical embedding ran */
     char model_name[256], model_hash[80];
     size_t model_window;
     size_t win;          /* word pieces per window of a long text */
@@ -307,6 +308,7 @@ static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const
         else
             snprintf(r->why, sizeof r->why, "no sentence encoder model is installed in %s (scripts/install-deps.sh "
                      "installs %s)", la_model_root(), LA_MODEL_DEFAULT);
+        r->lexical = 1;
         s = la_semantic_embed_lexical(t, o->lexical_dim, threads, &r->emb);
         if (s == LA_OK) r->dim = o->lexical_dim ? o->lexical_dim : LA_EMBED_LEXICAL_DIM;
     }
@@ -340,11 +342,6 @@ static int uses_model(const la_semantic_opts *o)
 {
     char dir[PATH_MAX];
     return !o->nemb && !o->embedding_field && (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir)));
-}
-
-int la_semantic_is_lexical(const la_semantic_opts *o)
-{
-    return !o->nemb && !o->embedding_field && !uses_model(o);
 }
 
 double la_semantic_threshold_for(const la_semantic_opts *o)
@@ -539,6 +536,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         return s;
     }
     out->seconds = st.seconds;
+    out->lexical_embedding = run.lexical;
     out->backend = st.backend ? st.backend : "cpu";
     snprintf(out->fallback, sizeof out->fallback, "%s", st.fallback);
 

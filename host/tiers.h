@@ -70,6 +70,8 @@ typedef struct la_tier_out {
     la_buf html;      /* report.html section, may be empty */
     la_buf extra;     /* an extra file (nearest.jsonl for semantic), may be empty */
     double seconds;
+    int lexical_embedding; /* semantic: the vectors were the built-in lexical embedding (wording,
+                              not meaning), so its links are graded on wording alone */
     const char *backend;   /* where the tier ran: "cpu" or "gpu" */
     char fallback[256];    /* why a GPU request ran on the CPU ("" when it did not) */
 } la_tier_out;
@@ -81,10 +83,6 @@ void la_tier_out_free(la_tier_out *o);
  * *kind describes it for reports. */
 la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
                                  float **emb /* OUT */, size_t *dim /* OUT */, const char **kind /* OUT */);
-
-/* 1 when the semantic tier runs on the built-in lexical embedding (shared wording, not meaning):
- * no vectors given and no model chosen or installed. Its links are then graded on wording. */
-int la_semantic_is_lexical(const la_semantic_opts *o);
 
 /* The cosine threshold in force: --semantic-threshold, else the default for the embedding kind. */
 double la_semantic_threshold_for(const la_semantic_opts *o);
