@@ -150,11 +150,10 @@ static int cmp_ctx(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-static int sorted_unique(u64v *a)
+static void sorted_unique(u64v *a)
 {
     la_cpu_shingle_sort(a->v, a->n);
     a->n = la_cpu_shingle_unique(a->v, a->n);
-    return 1;
 }
 
 /* A row's distinct words and word pairs (sorted), and with ctx the numbers with the two words
@@ -262,7 +261,6 @@ typedef struct row_set {
 
 typedef struct scratch {
     words w;
-    u64v uni, bi, hits;
     uint64_t *seen;          /* open-addressing set of slots hit by the current row: slot << 32 | row stamp */
     size_t seencap;
     uint32_t stamp;
@@ -588,9 +586,6 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     if (c.sc)
         for (int i = 0; i < nt; i++) {
             words_free(&c.sc[i].w);
-            free(c.sc[i].uni.v);
-            free(c.sc[i].bi.v);
-            free(c.sc[i].hits.v);
             free(c.sc[i].seen);
         }
     if (c.sets)
