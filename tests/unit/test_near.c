@@ -12,35 +12,7 @@
 #include <string.h>
 
 #include "near.h"
-
-typedef struct fixture {
-    la_table *t;
-    uint32_t dev, test;
-} fixture;
-
-static size_t add(fixture *f, uint32_t part, const char *id, const char *norm)
-{
-    la_row r;
-    memset(&r, 0, sizeof r);
-    assert_int_equal(la_table_strdup(f->t, id, strlen(id), &r.id), LA_OK);
-    if (norm) {
-        assert_int_equal(la_table_strdup(f->t, norm, strlen(norm), &r.norm), LA_OK);
-        r.norm_len = strlen(norm);
-    }
-    r.text = r.norm;
-    r.part = part;
-    r.date = LA_NO_DATE;
-    size_t i;
-    assert_int_equal(la_table_append(f->t, &r, &i), LA_OK);
-    return i;
-}
-
-static void setup(fixture *f)
-{
-    assert_int_equal(la_table_new(&f->t), LA_OK);
-    assert_int_equal(la_table_part(f->t, "dev", &f->dev), LA_OK);
-    assert_int_equal(la_table_part(f->t, "test", &f->test), LA_OK);
-}
+#include "table_fixture.h"
 
 static const la_pair *find(const la_pairs *p, size_t a, size_t b)
 {
