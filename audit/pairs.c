@@ -15,7 +15,7 @@ la_pair la_pair_make(uint32_t a, uint32_t b, uint32_t kinds)
     p.kinds = kinds;
     p.jaccard = p.containment = p.minhash = p.cosine = NAN;
     p.simhash_dist = -1;
-    p.wcontainment = p.wwords = NAN;
+    p.wcontainment = p.wwords = p.slot_evidence = NAN;
     p.grade = LA_GRADE_NONE;
     p.nums_held = p.nums_shared = p.nums_changed = 0;
     return p;
@@ -62,6 +62,7 @@ void la_pairs_normalize(la_pairs *p)
                 o->simhash_dist = x->simhash_dist;
             o->wcontainment = keep(o->wcontainment, x->wcontainment);
             o->wwords = keep(o->wwords, x->wwords);
+            o->slot_evidence = keep(o->slot_evidence, x->slot_evidence);
             if (x->grade > o->grade) {
                 o->grade = x->grade;
                 o->nums_held = x->nums_held;

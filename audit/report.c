@@ -158,7 +158,7 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_puts(b, "},\n    \"pairs_by_grade\": {");
     for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
         la_buf_printf(b, "%s\"%s\": %zu", g < LA_GRADE_COPY ? ", " : "", la_grade_name(g), la_report_grade_count(r, 0, g));
-    la_buf_printf(b, ", \"held_related_by_numbers\": %zu", r->template_numbers);
+    la_buf_printf(b, ", \"held_related_by_numbers\": %zu, \"near_by_slots\": %zu", r->template_numbers, r->slot_upgrades);
     la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
                      "\"label_conflicts\": %zu},\n",
                   r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
@@ -524,6 +524,7 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
         if (p->simhash_dist >= 0) score(b, &first, "simhash_distance", p->simhash_dist);
         score(b, &first, "weighted_containment", p->wcontainment);
         score(b, &first, "weighted_words", p->wwords);
+        score(b, &first, "slot_evidence", p->slot_evidence);
         la_buf_putc(b, '}');
         if (p->nums_held)
             la_buf_printf(b, ",\"numbers\":{\"held\":%u,\"shared\":%u,\"changed\":%u}", p->nums_held, p->nums_shared,

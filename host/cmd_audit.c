@@ -395,6 +395,7 @@ int la_cmd_audit(int argc, char **argv)
         r.gate = c.gate;
         r.heldout_compared = heldout_compared(t, heldout);
         r.template_numbers = gst.template_numbers;
+        r.slot_upgrades = gst.slot_upgrades;
         r.resolve = aopt.resolve;
         r.max_cluster = aopt.max_cluster;
         r.assumed_accuracy = 0.9;

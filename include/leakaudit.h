@@ -183,6 +183,8 @@ typedef struct la_pair {
     int32_t simhash_dist;   /* Hamming distance of SimHash, -1 when not measured */
     float wcontainment;     /* rarity-weighted share of the held-out row's word pairs found in a */
     float wwords;           /* rarity-weighted share of the held-out row's words found in a */
+    float slot_evidence;    /* how much more a looks like an edited copy of b than like another instance
+                               of b's template (docs/grades.md); NaN unless b has linked siblings */
     uint8_t grade;          /* la_grade; LA_GRADE_NONE until graded */
     uint8_t nums_held;      /* distinct numbers in the held-out row (capped at 255) */
     uint8_t nums_shared;    /* of them, also in a */

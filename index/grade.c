@@ -39,9 +39,13 @@ void la_grade_params_default(la_grade_params *p)
     p->rarity_k = 4.0;
     p->numbers_alpha = 0.05;
     p->changed_share = 0.2;
+    p->numbers_max_words = 150;
     p->copy_cosine = 0.97;
     p->numbers_cosine = 0.90;
     p->few_numbers_cosine = 0.86;
+    p->slot_min_siblings = 4;
+    p->slot_keep = 0.85;
+    p->slot_evidence = 4.0;
     p->semantic_lexical = 1;
     p->threads = 0;
 }
@@ -257,6 +261,8 @@ typedef struct row_set {
     u64v uni, bi, ctx;
     float *wu_shared, *wu_alone, *wb_shared, *wb_alone; /* held-out role: weights per key */
     size_t uni_words, uni_nums;                         /* held-out role: distinct words, numbers */
+    uint32_t *sib;           /* held-out role: per word, how many of its linked rows contain it */
+    size_t nsib;             /* held-out role: its content links */
 } row_set;
 
 typedef struct scratch {
@@ -276,10 +282,13 @@ typedef struct grade_ctx {
     unsigned char *role;     /* per table row */
     uint32_t *slot;          /* per table row: index into sets, or UINT32_MAX */
     uint32_t *linked;        /* the linked rows, by index */
+    size_t *held_first;      /* per slot: first entry of held_links for a held-out row (nlinked + 1) */
+    uint32_t *held_links;    /* content links grouped by held-out row, as indices into pairs */
     size_t nlinked;
     row_set *sets;
     _Atomic size_t rows_counted;
     _Atomic size_t template_numbers;
+    _Atomic size_t slot_upgrades;
 } grade_ctx;
 
 static void words_free(words *w)
@@ -298,6 +307,7 @@ static void row_set_free(row_set *x)
     free(x->wu_alone);
     free(x->wb_shared);
     free(x->wb_alone);
+    free(x->sib);
 }
 
 static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
@@ -399,6 +409,54 @@ static la_status weigh_sets(void *vctx, int worker, size_t begin, size_t end)
     return LA_OK;
 }
 
+/* ---- slot evidence ----------------------------------------------------------------------------- */
+
+/* For each word of held-out row B, how many of B's linked rows contain it. Run per held-out row,
+ * so counts need no atomics and do not depend on the order of the links. */
+static la_status count_siblings(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    (void)worker;
+    for (size_t k = begin; k < end; k++) {
+        row_set *B = &c->sets[k];
+        size_t first = c->held_first[k], last = c->held_first[k + 1];
+        if (last - first <= (size_t)c->p.slot_min_siblings || !B->uni.n) continue;
+        B->sib = calloc(B->uni.n, sizeof *B->sib);
+        if (!B->sib) return la_error(LA_ENOMEM, "grades: out of memory counting the links of row %u", c->linked[k]);
+        B->nsib = last - first;
+        for (size_t e = first; e < last; e++) {
+            const row_set *A = &c->sets[c->slot[c->pairs->v[c->held_links[e]].a]];
+            size_t j = 0;
+            for (size_t q = 0; q < B->uni.n; q++) {
+                while (j < A->uni.n && A->uni.v[j] < B->uni.v[q]) j++;
+                if (j < A->uni.n && A->uni.v[j] == B->uni.v[q]) B->sib[q]++;
+            }
+        }
+    }
+    return LA_OK;
+}
+
+/* How much more A looks like an edited copy of B than like one more of B's linked siblings: the
+ * log-likelihood ratio, over B's words that fewer than half of B's other linked rows contain (its
+ * slots, and what B does not share with its siblings), of "A is B with each word kept with chance
+ * slot_keep" against "A is a sibling, which has each word as often as the others do", less the log
+ * of the number of siblings (any one of them could have come this close by chance). NaN when B has
+ * too few links to tell a frame from its slots. */
+static double slot_evidence(const grade_ctx *c, const row_set *A, const row_set *B)
+{
+    if (!B->sib) return NAN;
+    double n = (double)(B->nsib - 1), keep = c->p.slot_keep, llr = 0;
+    size_t j = 0;
+    for (size_t q = 0; q < B->uni.n; q++) {
+        while (j < A->uni.n && A->uni.v[j] < B->uni.v[q]) j++;
+        int has = j < A->uni.n && A->uni.v[j] == B->uni.v[q];
+        double f = ((double)B->sib[q] - has + 1.0) / (n + 2.0);
+        if (f >= 0.5) continue;
+        llr += has ? log(keep / f) : log((1.0 - keep) / (1.0 - f));
+    }
+    return llr - log(n);
+}
+
 /* Weighted share of b's keys that a also has (both sorted): sum of shared weights over all. Also
  * counts, through *nshared_nums and *nshared_words, the shared keys by their number bit. */
 static double weighted_share(const u64v *b, const float *ws, const float *wa, const u64v *a, size_t *nshared_nums,
@@ -458,8 +516,11 @@ static void grade_one(grade_ctx *c, la_pair *q)
         q->nums_changed = cap255(changed);
         double kept_share = nwords ? (double)kept / (double)nwords : 1.0;
         double ps = kept_share < 0.5 ? 0.5 : kept_share > 0.98 ? 0.98 : kept_share;
-        if (nb >= 2 && 2 * ns < nb && binom_cdf((unsigned)ns, (unsigned)nb, ps) < c->p.numbers_alpha) templ = 1;
-        if (changed >= 1 && (double)changed >= c->p.changed_share * (double)nb) templ = 1;
+        /* numbers are slots of an item (a question, a problem, a prompt); in a longer document a
+         * changed number is an edit, such as a revision's date or section number */
+        int item = B->uni.n <= (size_t)c->p.numbers_max_words;
+        if (item && nb >= 2 && 2 * ns < nb && binom_cdf((unsigned)ns, (unsigned)nb, ps) < c->p.numbers_alpha) templ = 1;
+        if (item && changed >= 1 && (double)changed >= c->p.changed_share * (double)nb) templ = 1;
         /* the words clause catches heavily edited copies whose word pairs broke; it needs every number */
         if (wc >= c->p.near_share || (ww >= c->p.near_words && wc >= c->p.near_words_pairs && ns == nb)) grade = LA_GRADE_NEAR;
         if (wc >= c->p.copy_share) grade = LA_GRADE_COPY;
@@ -477,6 +538,13 @@ static void grade_one(grade_ctx *c, la_pair *q)
     if (templ && grade > LA_GRADE_RELATED) {
         grade = LA_GRADE_RELATED;
         atomic_fetch_add_explicit(&c->template_numbers, 1, memory_order_relaxed);
+    }
+    /* a template instance whose slots A keeps is an edited copy, whatever its numbers say */
+    double se = slot_evidence(c, A, B);
+    q->slot_evidence = (float)se;
+    if (!isnan(se) && se >= c->p.slot_evidence && grade < LA_GRADE_NEAR) {
+        grade = LA_GRADE_NEAR;
+        atomic_fetch_add_explicit(&c->slot_upgrades, 1, memory_order_relaxed);
     }
     if (q->kinds & LA_KIND_EXACT) grade = LA_GRADE_COPY;
     q->grade = (uint8_t)grade;
@@ -496,6 +564,8 @@ static la_status check_params(const la_grade_params *p)
     if (!(p->rarity_k > 0)) return la_error(LA_EINVAL, "grades: rarity k %g: expected a positive number", p->rarity_k);
     if (!(p->near_share >= 0 && p->near_share <= p->copy_share && p->copy_share <= 1.0))
         return la_error(LA_EINVAL, "grades: expected 0 <= near share (%g) <= copy share (%g) <= 1", p->near_share, p->copy_share);
+    if (!(p->slot_keep > 0 && p->slot_keep < 1) || p->slot_min_siblings < 1)
+        return la_error(LA_EINVAL, "grades: slot keep %g: expected a value in (0, 1), and at least one sibling", p->slot_keep);
     if (!(p->numbers_alpha >= 0 && p->numbers_alpha < 1))
         return la_error(LA_EINVAL, "grades: numbers alpha %g: expected a value in [0, 1)", p->numbers_alpha);
     return LA_OK;
@@ -525,6 +595,16 @@ static la_status prepare(grade_ctx *c, int nt)
         if (c->role[i]) c->linked[m++] = (uint32_t)i;
     }
     LA_TRY(la_parallel_for(nt, c->nlinked, 16, build_sets, c));
+    /* the content links grouped by held-out row, in pair order */
+    c->held_first = calloc(c->nlinked + 1, sizeof *c->held_first);
+    c->held_links = malloc((c->pairs->n ? c->pairs->n : 1) * sizeof *c->held_links);
+    if (!c->held_first || !c->held_links) return la_error(LA_ENOMEM, "grades: out of memory for %zu links", c->pairs->n);
+    for (size_t k = 0; k < c->pairs->n; k++)
+        if (c->pairs->v[k].kinds & CONTENT_KINDS) c->held_first[c->slot[c->pairs->v[k].b]]++;
+    for (size_t k = 1; k <= c->nlinked; k++) c->held_first[k] += c->held_first[k - 1];
+    /* each row's count became the end of its range; filling from the back leaves its start there */
+    for (size_t k = c->pairs->n; k-- > 0;)
+        if (c->pairs->v[k].kinds & CONTENT_KINDS) c->held_links[--c->held_first[c->slot[c->pairs->v[k].b]]] = (uint32_t)k;
     size_t nkeys = 0;
     for (size_t k = 0; k < c->nlinked; k++)
         if (c->role[c->linked[k]] & ROLE_HELD) nkeys += c->sets[k].uni.n + c->sets[k].bi.n;
@@ -565,10 +645,12 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     la_grade_stats st;
     memset(&st, 0, sizeof st);
 
-    /* 1. the linked rows' keys; 2. document frequencies over every row; 3. weights; 4. the links */
+    /* 1. the linked rows' keys; 2. document frequencies over every row; 3. weights and sibling
+     * counts; 4. the links */
     la_status s = prepare(&c, nt);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, weigh_sets, &c);
+    if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, count_siblings, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, pairs->n, 64, grade_links, &c);
     if (s == LA_OK) {
         for (size_t k = 0; k < pairs->n; k++) {
@@ -578,6 +660,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
             st.by_grade[q->grade & 3]++;
         }
         st.template_numbers = atomic_load(&c.template_numbers);
+        st.slot_upgrades = atomic_load(&c.slot_upgrades);
         st.rows_counted = atomic_load(&c.rows_counted);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -592,6 +675,8 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
         for (size_t k = 0; k < c.nlinked; k++) row_set_free(&c.sets[k]);
     free(c.sets);
     free(c.linked);
+    free(c.held_first);
+    free(c.held_links);
     free(c.slot);
     free(c.role);
     free(c.sc);

@@ -7,7 +7,10 @@
  * little and what only the two rows share counts fully. Numbers are the slots of templated items:
  * when most of the held-out row's numbers are missing while its words survive, or the other row
  * states other numbers in the same words around them, the two are instances of one template and
- * the link is `related` whatever its other scores. The rules and the numbers behind them are in
+ * the link is `related` whatever its other scores. Unless the held-out row is a template instance
+ * whose siblings are linked too and the other row keeps its slots: the words that most of the
+ * held-out row's other linked rows lack are its slots, and a row that keeps far more of them than
+ * a sibling would is an edited copy (slot evidence). The rules and the numbers behind them are in
  * docs/grades.md.
  *
  * Not for: finding links (the tiers do), deciding outcomes or gating (audit/ does, from the grade).
@@ -27,10 +30,15 @@ typedef struct la_grade_params {
     double rarity_k;          /* k of the rarity weight 1 / (1 + r / k) (4) */
     double numbers_alpha;     /* binomial tail below which missing numbers mark a template (0.05) */
     double changed_share;     /* share of held-out numbers restated differently that marks one (0.2) */
+    int numbers_max_words;    /* the numbers rules apply to held-out rows of at most this many distinct
+                                 words and numbers (150): items, not documents */
     double copy_cosine;       /* model embeddings: cosine for copy (0.97) */
     double numbers_cosine;    /* model embeddings: below this cosine a link must keep the held-out
                                  row's numbers to be near (0.90) */
     double few_numbers_cosine; /* ... and with only one or two numbers, at least this cosine (0.86) */
+    int slot_min_siblings;    /* slot evidence needs the held-out row linked to this many other rows (4) */
+    double slot_keep;         /* slot evidence: chance that an edited copy keeps a word (0.85) */
+    double slot_evidence;     /* slot evidence (log-likelihood ratio less log siblings) for near (4) */
     int semantic_lexical;     /* semantic links come from the lexical embedding: grade them on wording */
     int threads;              /* worker threads; 0 = online CPUs */
 } la_grade_params;
@@ -42,6 +50,7 @@ typedef struct la_grade_stats {
     size_t graded;            /* content links graded */
     size_t by_grade[4];       /* indexed by la_grade */
     size_t template_numbers;  /* links held at related because their numbers differ */
+    size_t slot_upgrades;     /* links made near by slot evidence that the other rules held at related */
     size_t rows_counted;      /* rows whose words entered the rarity counts */
     double seconds;
 } la_grade_stats;

@@ -1,6 +1,7 @@
 /* test_grade.c - grades of content links on small tables: a frame shared by many rows weighs
  * little (the same pair is near alone and related among many siblings of its frame), numbers that
- * differ mark template instances, number words match digits, exact links are copies, family links
+ * differ mark template instances (in items, not in long documents), an edited copy keeps the slots
+ * its template siblings lack, number words match digits, exact links are copies, family links
  * stay ungraded, and the grades do not depend on the thread count. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -160,12 +161,101 @@ static void test_threads_do_not_change_grades(void **state)
     la_table_free(f.t);
 }
 
+/* A held-out instance of a frame linked to eight siblings (other names, items and numbers) and to
+ * an edited copy that lost one number and a few frame words: the siblings stay related, the copy
+ * keeps the name, the item and two numbers that no sibling has, and its slot evidence makes it near,
+ * though its numbers alone mark it a template instance. */
+static void test_slot_evidence_finds_edited_copy(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    static const char *name[] = {"omar", "lena", "yuki", "pablo", "ines", "ravi", "mira", "tomas"};
+    static const char *item[] = {"pebbles", "donuts", "candles", "scarves", "kites", "lamps", "mugs", "soaps"};
+    uint32_t b = (uint32_t)add(&f, f.test, "b", "bianca sells marbles at the market for 447 each on monday bianca sells 31 marbles and on tuesday 76 more how much money does bianca earn in total");
+    uint32_t copy = (uint32_t)add(&f, f.dev, "copy", "bianca sells marbles at market for 9 each on monday bianca sells 31 marbles and tuesday 76 more how much does bianca earn in total");
+    la_pairs ps = {0};
+    char buf[256], id[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(buf, sizeof buf, "%s sells %s at the market for %d each on monday %s sells %d %s and on tuesday %d more how much money does %s earn in total",
+                 name[i], item[i], 100 + 13 * i, name[i], 40 + i, item[i], 200 + 7 * i, name[i]);
+        snprintf(id, sizeof id, "s%d", i);
+        la_pair q = la_pair_make((uint32_t)add(&f, f.dev, id, buf), b, LA_KIND_SEMANTIC);
+        assert_int_equal(la_pairs_push(&ps, &q), LA_OK);
+    }
+    la_pair q = la_pair_make(copy, b, LA_KIND_NEAR);
+    assert_int_equal(la_pairs_push(&ps, &q), LA_OK);
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    la_grade_stats st;
+    assert_int_equal(la_grade_pairs(f.t, &gp, &ps, &st), LA_OK);
+    for (size_t k = 0; k < ps.n; k++) {
+        const la_pair *x = &ps.v[k];
+        assert_false(isnan(x->slot_evidence));
+        if (x->a == copy) {
+            assert_int_equal(x->grade, LA_GRADE_NEAR);
+            assert_true(x->nums_changed >= 1);
+            assert_true(x->slot_evidence >= gp.slot_evidence);
+        } else {
+            assert_int_equal(x->grade, LA_GRADE_RELATED);
+            assert_true(x->slot_evidence < 0);
+        }
+    }
+    assert_int_equal(st.slot_upgrades, 1);
+    /* with too few siblings there is no frame to tell slots from, and no slot evidence */
+    gp.slot_min_siblings = 9;
+    assert_int_equal(la_grade_pairs(f.t, &gp, &ps, &st), LA_OK);
+    for (size_t k = 0; k < ps.n; k++) assert_true(isnan(ps.v[k].slot_evidence));
+    assert_int_equal(st.slot_upgrades, 0);
+    la_pairs_free(&ps);
+    la_table_free(f.t);
+}
+
+/* A revision of a long document renumbers its sections and updates its date: in a document the
+ * numbers are not slots, so the restated numbers do not make it a template instance. The same
+ * change in a short item does. */
+static void test_numbers_rule_is_for_items(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    char old_doc[8192] = "", new_doc[8192] = "", w[64];
+    for (int s = 0; s < 40; s++) {
+        snprintf(w, sizeof w, "section %d clause%d governs term%d and duty%d of party%d ", s + 1, s, s, s, s);
+        strcat(old_doc, w);
+        snprintf(w, sizeof w, "section %d clause%d governs term%d and duty%d of party%d ", s + 2, s, s, s, s);
+        strcat(new_doc, w);
+    }
+    strcat(old_doc, "effective 2019");
+    strcat(new_doc, "effective 2022");
+    uint32_t a = (uint32_t)add(&f, f.dev, "old", old_doc), b = (uint32_t)add(&f, f.test, "new", new_doc);
+    la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
+    assert_true(p.nums_changed >= 8);
+    assert_int_equal(p.grade, LA_GRADE_NEAR);
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    la_table_free(f.t);
+    /* the item-sized rule would hold it: the threshold is what decides */
+    setup(&f);
+    a = (uint32_t)add(&f, f.dev, "old", old_doc);
+    b = (uint32_t)add(&f, f.test, "new", new_doc);
+    la_pairs ps = {0};
+    la_pair q = la_pair_make(a, b, LA_KIND_NEAR);
+    assert_int_equal(la_pairs_push(&ps, &q), LA_OK);
+    gp.numbers_max_words = 100000;
+    assert_int_equal(la_grade_pairs(f.t, &gp, &ps, NULL), LA_OK);
+    assert_int_equal(ps.v[0].grade, LA_GRADE_RELATED);
+    la_pairs_free(&ps);
+    la_table_free(f.t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rare_shared_wording_is_near),     cmocka_unit_test(test_frame_shared_by_many_is_related),
         cmocka_unit_test(test_other_numbers_are_related),       cmocka_unit_test(test_number_words_match_digits),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
+        cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
