@@ -23,8 +23,21 @@
 #        precision (the ratio), fp16 and TF32;
 #      - end-to-end time of the 1M seen x 100k held-out join (d = 384, synthetic unit vectors);
 #      - the acceptance checks of issue 6 (ratio >= 0.6, MinHash >= 5 GB/s, 1M x 100k <= 30 s).
+#    Before the benchmarks, the pipeline parity check (also alone: bench/gpu.sh --parity, below):
+#      - `leakaudit audit --backend gpu` and `--backend cpu` on examples/gsm8k, and on the
+#        site-policy versions when their JSONL is given (bench/gpu.sh --run OUTDIR [SITE.jsonl],
+#        e.g. ../shared/data/site-policy/policy_versions.jsonl); pairs.jsonl and
+#        assignments.jsonl must be byte-identical (parity.<data>.* lines), report.json's stages must
+#        say cuda, and each stage's throughput is printed (stage.<data>.<name> lines);
+#      - test_backend_ops (every backend op against the CPU reference) and test_backend_dispatch.
 #    The whole log goes to OUTDIR/gpu-run.log. Total device time is kept under about 8 minutes:
-#    LA_E2E_BUDGET (seconds, default 200) caps the end-to-end run, which extrapolates past it.
+#    LA_E2E_BUDGET (seconds, default 200) caps the end-to-end run, which extrapolates past it;
+#    LA_GPU_PARITY_ONLY=1 stops after the parity check and the tests.
+#
+# 3. Parity alone, with any build (on a machine without a device the gpu runs fail with exit 2,
+#    which is reported, not hidden):
+#        bench/gpu.sh --parity BUILD_DIR OUTDIR [SITE.jsonl]
+#    Results go to OUTDIR/gpu-results.txt; OUTDIR defaults to $OUT when that is set.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +47,7 @@ prepare() {
     local build="$here/build-gpu-release"
     cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
     cmake --build "$build" -j"$(nproc)" --target leakaudit bench_gpu test_gpu_near test_gpu_simtile \
-        test_gpu_semantic test_gpu_encoder bench_encoder || exit 1
+        test_gpu_semantic test_gpu_encoder bench_encoder test_backend_ops test_backend_dispatch || exit 1
     if ! ldd "$build/leakaudit" | grep -q libcudart; then
         echo "the build has no CUDA backend (no nvcc found?): nothing to run on a GPU" >&2
         exit 1
@@ -42,7 +55,8 @@ prepare() {
     local stage; stage=$(mktemp -d)
     mkdir -p "$stage/bin" "$stage/lib"
     cp "$build/leakaudit" "$build/bench/gpu/bench_gpu" "$build/bench/encoder/bench_encoder" \
-        "$build"/tests/gpu/test_gpu_* "$stage/bin/"
+        "$build"/tests/gpu/test_gpu_* "$build/tests/test_backend_ops" "$build/tests/test_backend_dispatch" \
+        "$stage/bin/"
     rm -f "$stage"/bin/*.cmake
     # Shared libraries beyond the base system. Left out: glibc's own, the C++ runtime (the device's
     # is newer and compatible), the driver (libcuda) and cuBLAS (taken from the device, see above).
@@ -100,6 +114,88 @@ PY
     return 1
 }
 
+# parity BIN OUT RES LOG [SITE.jsonl]: the pipeline on both backends, byte for byte, with the
+# stages' backends and throughput; the backend tests. Appends key = value lines to RES.
+parity() {
+    local bin=$1 out=$2 res=$3 log=$4 site=${5:-} work
+    work=$(mktemp -d /tmp/la-parity.XXXXXX)
+    local sets=("gsm8k")
+    if [ -n "$site" ]; then
+        if [ -f "$site" ]; then
+            python3 - "$site" "$work/site.jsonl" <<'PY' && sets+=("site_policy")
+import json, sys
+with open(sys.argv[2], "w") as g:
+    for l in open(sys.argv[1]):
+        r = json.loads(l)
+        side = "dev" if r["version_idx"] < max(1, int(r["n_versions"] * 0.7)) else "test"
+        g.write(json.dumps({"id": "%s@%d" % (r["family"], r["version_idx"]), "text": r["text"], "split": side,
+                            "date": r["date"]}) + "\n")
+PY
+        else
+            echo "parity.site_policy = not run (no file $site)" >>"$res"
+        fi
+    fi
+    local set be
+    for set in "${sets[@]}"; do
+        local args
+        if [ "$set" = gsm8k ]; then
+            args=(--dev "$here/examples/gsm8k/dev.jsonl" --test "$here/examples/gsm8k/test.jsonl" --text-field question)
+        else
+            args=("$work/site.jsonl" --date-field date --date-format iso8601 --cutoff 2022-01-01 --max-cluster 0)
+        fi
+        for be in cpu gpu; do
+            LEAKAUDIT_FSYNC=0 "$bin" audit "${args[@]}" --backend "$be" --quiet --out "$work/$set.$be" \
+                >>"$log" 2>"$work/$set.$be.err"
+            local rc=$?
+            cat "$work/$set.$be.err" >>"$log"
+            echo "parity.$set.$be.exit = $rc" >>"$res"
+            [ "$rc" -le 1 ] || sed "s/^/parity.$set.$be.error | /" "$work/$set.$be.err" >>"$res"
+        done
+        local f
+        for f in pairs.jsonl assignments.jsonl; do
+            if [ ! -f "$work/$set.gpu/$f" ] || [ ! -f "$work/$set.cpu/$f" ]; then
+                echo "parity.$set.$f = not compared (a run failed)" >>"$res"
+            elif cmp -s "$work/$set.cpu/$f" "$work/$set.gpu/$f"; then
+                echo "parity.$set.$f = identical ($(wc -l <"$work/$set.cpu/$f") lines)" >>"$res"
+            else
+                echo "parity.$set.$f = DIFFERENT" >>"$res"
+            fi
+        done
+        local r
+        for r in cpu gpu; do
+            [ -f "$work/$set.$r/report.json" ] || continue
+            python3 - "$work/$set.$r/report.json" "$set" "$r" >>"$res" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+tag = "stage.%s.%s" % (sys.argv[2], sys.argv[3])
+print("%s.run_backend = %s (%s)" % (tag, j["parameters"]["backend"], j["parameters"].get("backend_note") or "no note"))
+for tier in ("near", "semantic"):
+    for name, st in j.get("findings", {}).get(tier, {}).get("stages", {}).items():
+        sec = j["timings"].get(name + "_s")
+        rate = ""
+        if sec:
+            rate = ", %.1f MB/s, %.0f items/s" % (st["bytes"] / sec / 1e6, st["items"] / sec)
+        print("%s.%s = %s%s; %d calls, %.0f items, %.0f bytes, %s s (timings are in ms)%s" % (
+            tag, name, st["backend"], " (fell back: %s)" % st["fallback"] if st["fallback"] else "", st["calls"],
+            st["items"], st["bytes"], sec, rate))
+PY
+        done
+    done
+    local t
+    for t in test_backend_ops test_backend_dispatch; do
+        local tb
+        tb=$(dirname "$bin")/$t
+        [ -x "$tb" ] || tb=$(dirname "$bin")/tests/$t
+        [ -x "$tb" ] || { echo "test.$t = not found" >>"$res"; continue; }
+        LA_SOURCE_DIR="$here" timeout 240 "$tb" >"$work/$t.log" 2>&1
+        local rc=$?
+        cat "$work/$t.log" >>"$log"
+        echo "test.$t = $([ $rc = 0 ] && echo pass || echo "FAIL (exit $rc)")" >>"$res"
+        grep '^backend ' "$work/$t.log" | sed "s/^/test.$t | /" >>"$res"
+    done
+    rm -rf "$work"
+}
+
 run() {
     local out=$1
     mkdir -p "$out" || exit 1
@@ -154,6 +250,15 @@ run() {
         rm -f "$out/$name.log"
     done
 
+    say "pipeline parity: --backend gpu against --backend cpu"
+    parity "$b/bin/leakaudit" "$out" "$res" "$log" "${2:-}"
+    if [ -n "${LA_GPU_PARITY_ONLY:-}" ]; then
+        result "run.seconds = $((SECONDS - t_start))"
+        cat "$res"
+        rm -rf "$b"
+        return
+    fi
+
     local bench="$b/bin/bench_gpu"
     say "MinHash benchmark (1 GB of text)"
     timeout 150 "$bench" minhash 1024 2> >(tee -a "$log" >&2) | tee -a "$log" |
@@ -197,6 +302,15 @@ run() {
 
 case "${1:-}" in
 --prepare) prepare ;;
---run) [ $# -ge 2 ] || { echo "usage: $0 --run OUTDIR" >&2; exit 2; }; run "$2" ;;
-*) sed -n '2,32p' "$0"; exit 2 ;;
+--run) [ $# -ge 2 ] || { echo "usage: $0 --run OUTDIR [SITE.jsonl]" >&2; exit 2; }; run "$2" "${3:-}" ;;
+--parity)
+    [ $# -ge 2 ] || { echo "usage: $0 --parity BUILD_DIR [OUTDIR] [SITE.jsonl]" >&2; exit 2; }
+    pout=${3:-${OUT:-}}
+    [ -n "$pout" ] || { echo "give OUTDIR or set OUT" >&2; exit 2; }
+    mkdir -p "$pout" || exit 1
+    echo "# leakaudit pipeline parity, $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$pout/gpu-results.txt"
+    parity "$2/leakaudit" "$pout" "$pout/gpu-results.txt" "$pout/gpu-run.log" "${4:-}"
+    cat "$pout/gpu-results.txt"
+    ! grep -q "DIFFERENT\|FAIL" "$pout/gpu-results.txt" ;;
+*) sed -n '2,45p' "$0"; exit 2 ;;
 esac

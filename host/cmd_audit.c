@@ -266,16 +266,22 @@ int la_cmd_audit(int argc, char **argv)
         return fs == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
 
-    la_backend backend;
-    la_status bs = la_backend_select(aopt.backend, &backend);
+    size_t nbackends;
+    const la_backend *const *backends = la_backends_builtin(&nbackends);
+    la_backend_choice backend;
+    la_status bs = la_backend_select(aopt.backend, backends, nbackends, &backend);
     if (bs != LA_OK) {
         fprintf(stderr, "leakaudit audit: %s\n", la_last_error());
         la_cli_free(&c);
         la_semantic_opts_free(&aopt.semantic);
-        return bs == LA_EINVAL ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
+        return bs == LA_EINVAL || la_backend_device_failure(bs) ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
     }
     if (backend.note[0] && !c.quiet && aopt.backend == LA_BACKEND_AUTO && getenv("LEAKAUDIT_BACKEND"))
         fprintf(stderr, "leakaudit audit: warning: %s\n", backend.note);
+    la_exec exec; /* every backend op of the run goes through it, logged per stage */
+    la_exec_init(&exec, backend.be, backend.fallback, c.threads);
+    aopt.near.p.exec = &exec;
+    aopt.semantic.exec = &exec;
 
     double t0 = la_cli_now();
     la_table *t = NULL;
@@ -286,7 +292,8 @@ int la_cmd_audit(int argc, char **argv)
     memset(&ex, 0, sizeof ex);
     la_audit a;
     memset(&a, 0, sizeof a);
-    la_report_timing timings[10];
+    la_report_timing timings[10 + LA_MAX_STAGES];
+    char stage_names[LA_MAX_STAGES][48];
     size_t ntimings = 0;
     la_status s = la_table_new(&t);
     if (s == LA_OK) s = la_cli_load(&c, t, &L);
@@ -324,27 +331,27 @@ int la_cmd_audit(int argc, char **argv)
         timings[ntimings++] = (la_report_timing){"near_s", t3b - t3};
         t3 = t3b;
     }
-    char backend_note[700];
-    snprintf(backend_note, sizeof backend_note, "%s", backend.note);
-    const char *ran_on = "cpu";
     if (s == LA_OK && aopt.semantic.enabled) {
-        aopt.semantic.use_gpu = backend.gpu;
+        aopt.semantic.use_gpu = backend.be->device;
         s = la_tier_semantic(&aopt.semantic, &L, t, heldout, c.threads, &pairs, &sem);
-        if (s == LA_OK && backend.gpu && strcmp(sem.backend, "gpu") != 0) {
-            /* the device failed during the run: gpu was asked for, or auto falls back with a warning */
-            if (backend.explicit_gpu)
-                s = la_error(LA_ECUDA, "--backend gpu: the semantic stage could not run on %s: %s", backend.device,
-                             sem.fallback);
-            else {
-                snprintf(backend_note, sizeof backend_note, "auto fell back to the CPU: %s", sem.fallback);
-                if (!c.quiet) fprintf(stderr, "leakaudit audit: warning: %s\n", backend_note);
-            }
-        }
-        if (s == LA_OK && !strcmp(sem.backend, "gpu")) ran_on = "gpu";
         if (s == LA_OK) sections[nsections++] = (la_report_section){"semantic", sem.json.p, sem.md.p, sem.html.p};
         double t3b = la_cli_now();
         timings[ntimings++] = (la_report_timing){"semantic_s", t3b - t3};
         t3 = t3b;
+    }
+    /* what ran: a device stage makes the run "gpu"; a fallback under auto is said in the report */
+    char backend_note[700];
+    snprintf(backend_note, sizeof backend_note, "%s", backend.note);
+    const char *ran_on = "cpu";
+    for (size_t k = 0; k < exec.log.n; k++)
+        if (exec.log.v[k].device) ran_on = "gpu";
+    for (size_t k = 0; k < exec.log.n; k++) {
+        snprintf(stage_names[k], sizeof stage_names[k], "%.40s_s", exec.log.v[k].name);
+        timings[ntimings++] = (la_report_timing){stage_names[k], exec.log.v[k].seconds};
+    }
+    if (s == LA_OK && exec.note[0]) {
+        snprintf(backend_note, sizeof backend_note, "auto fell back to the CPU: %.600s", exec.note);
+        if (!c.quiet) fprintf(stderr, "leakaudit audit: warning: %s\n", backend_note);
     }
     la_grade_stats gst;
     memset(&gst, 0, sizeof gst);

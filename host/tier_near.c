@@ -1,10 +1,13 @@
 /*
  * tier_near.c - the near-copy tier in the audit pipeline: options, la_near_find across the
- * boundary, and the report section with the LSH shape and its expected recall at the threshold.
+ * boundary (its ops through the run's la_exec), and the structured result that audit/report_tiers.c
+ * renders: the LSH shape and its expected recall, candidates, pairs and the stages as they ran.
  */
 #include "tiers.h"
 
+#include "backend.h"
 #include "json_strict.h"
+#include "report_tiers.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -79,60 +82,48 @@ la_status la_tier_near(const la_near_opts_cli *o, const la_table *t, uint32_t he
     p.threads = threads;
     la_near_stats st;
     memset(&st, 0, sizeof st);
-    la_pairs found = {0};
+    la_pairs found = {0}, within = {0};
     LA_TRY(la_near_find(t, heldout, &p, &found, &st));
     const la_row *rows = la_table_rows_const(t);
-    size_t cross = 0, within = 0;
     la_status s = LA_OK;
+    size_t cross = 0;
     for (size_t k = 0; k < found.n && s == LA_OK; k++) {
         const la_pair *q = &found.v[k];
-        if (rows[q->a].part != rows[q->b].part) {
-            s = la_pairs_push(pairs, q);
-            cross++;
-            continue;
-        }
-        within++;
-        la_buf *x = &out->extra;
-        la_buf_puts(x, "{\"id_a\":");
-        la_buf_json_str(x, rows[q->a].id);
-        la_buf_puts(x, ",\"id_b\":");
-        la_buf_json_str(x, rows[q->b].id);
-        la_buf_puts(x, ",\"split\":");
-        la_buf_json_str(x, la_table_part_name(t, rows[q->a].part));
-        la_buf_printf(x, ",\"scores\":{\"jaccard\":%.6g,\"containment\":%.6g,\"minhash\":%.6g,\"simhash_distance\":%d}}\n",
-                      q->jaccard, q->containment, q->minhash, q->simhash_dist);
+        int across = rows[q->a].part != rows[q->b].part;
+        s = la_pairs_push(across ? pairs : &within, q);
+        cross += across;
     }
     la_pairs_free(&found);
-    if (s != LA_OK) return s;
+    if (s == LA_OK && within.n && !p.within)
+        s = la_error(LA_EINTERNAL, "near tier returned pairs inside a partition without --within");
+    const la_stage *sig = p.exec ? la_exec_stage(p.exec, "near_signatures") : NULL;
+    la_near_report r = {
+        .backend = sig && sig->device ? "gpu" : "cpu",
+        .char_shingles = p.shingle_kind == LA_SHINGLE_CHAR,
+        .shingle_size = p.shingle_size,
+        .num_perm = p.num_perm,
+        .containment_min_shingles = p.containment_min_shingles,
+        .simhash_k = p.simhash_k,
+        .within = p.within,
+        .threshold = p.threshold,
+        .containment_threshold = p.containment_threshold,
+        .bands = st.bands,
+        .rows = st.rows,
+        .expected_recall = st.expected_recall,
+        .rows_signed = st.rows_signed,
+        .candidates_lsh = st.candidates_lsh,
+        .candidates_simhash = st.candidates_simhash,
+        .candidates_containment = st.candidates_containment,
+        .candidates = st.candidates,
+        .pairs = cross,
+        .within_pairs = within.v,
+        .nwithin = within.n,
+    };
+    la_backend_stages(p.exec, "near_", r.stages, &r.nstages);
+    out->backend = r.backend;
+    if (sig && sig->fallback[0]) snprintf(out->fallback, sizeof out->fallback, "%s", sig->fallback);
     out->seconds = st.seconds_signatures + st.seconds_candidates + st.seconds_verify;
-    out->backend = "cpu";
-    char shingles[64];
-    snprintf(shingles, sizeof shingles, "%s %d-grams", p.shingle_kind == LA_SHINGLE_CHAR ? "character" : "word",
-             p.shingle_size);
-    la_buf *j = &out->json;
-    la_buf_puts(j, "{\"backend\": \"cpu\", \"shingles\": ");
-    la_buf_json_str(j, shingles);
-    la_buf_printf(j, ", \"num_perm\": %d, \"threshold\": ", p.num_perm);
-    la_buf_json_num(j, p.threshold);
-    la_buf_puts(j, ", \"containment_threshold\": ");
-    la_buf_json_num(j, p.containment_threshold);
-    la_buf_printf(j, ", \"containment_min_shingles\": %d, \"simhash_k\": %d, \"lsh\": {\"bands\": %d, \"rows\": %d, "
-                     "\"expected_recall_at_threshold\": ",
-                  p.containment_min_shingles, p.simhash_k, st.bands, st.rows);
-    la_buf_json_num(j, st.expected_recall);
-    la_buf_printf(j, "}, \"rows_signed\": %zu, \"candidates\": {\"lsh\": %zu, \"simhash\": %zu, \"containment\": %zu, "
-                     "\"distinct\": %zu}, \"pairs\": %zu, \"within_pairs\": %zu}",
-                  st.rows_signed, st.candidates_lsh, st.candidates_simhash, st.candidates_containment, st.candidates,
-                  cross, within);
-    la_buf *m = &out->md;
-    la_buf_printf(m, "\n## Near copies\n\n%s, MinHash with %d permutations in %d bands of %d rows (expected recall %.3f "
-                     "at Jaccard %.2f), SimHash within %d bits, containment at %.2f. %zu candidates verified on the true "
-                     "shingle sets; %zu near pairs across the boundary.%s\n",
-                  shingles, p.num_perm, st.bands, st.rows, st.expected_recall, p.threshold, p.simhash_k,
-                  p.containment_threshold, st.candidates, cross,
-                  p.within ? " Pairs inside one partition are in within_pairs.jsonl." : "");
-    if (within && !p.within) return la_error(LA_EINTERNAL, "near tier returned pairs inside a partition without --within");
-    if (la_buf_status(j) != LA_OK || la_buf_status(m) != LA_OK || la_buf_status(&out->extra) != LA_OK)
-        return la_error(LA_ENOMEM, "out of memory writing the near section");
-    return LA_OK;
+    if (s == LA_OK) s = la_report_near(t, &r, &out->json, &out->md, &out->extra);
+    la_pairs_free(&within);
+    return s;
 }

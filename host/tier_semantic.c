@@ -2,13 +2,15 @@
  * tier_semantic.c - the semantic tier in the audit pipeline: embeddings in (.npy per partition, a
  * JSON field, the built-in sentence encoder (host/model.c: the default when a model is installed,
  * long texts as windows) or the built-in lexical embedding), la_semantic_find across the boundary
- * (over windows when there are any), and the report section: which embedding and why, the model
- * and its weights hash, the threshold and its source, window pairs, and the distribution of every
- * held-out row's nearest seen cosine.
+ * (over windows when there are any; the tiles through the run's la_exec), and the structured result
+ * audit/report_tiers.c renders: which embedding and why, the model and its weights hash, the
+ * threshold and its source, window pairs, every held-out row's nearest seen rows, the stages.
  */
+#include "backend.h"
 #include "embed_lexical.h"
 #include "model.h"
 #include "npy.h"
+#include "report_tiers.h"
 #include "semantic.h"
 #include "tiers.h"
 
@@ -162,12 +164,6 @@ static la_status load_npy(const la_semantic_opts *o, const la_loader *L, const l
     }
     *out = emb;
     return LA_OK;
-}
-
-static int cmp_float(const void *x, const void *y)
-{
-    float a = *(const float *)x, b = *(const float *)y;
-    return a < b ? -1 : a > b;
 }
 
 /* What made the vectors of this run, and why (for the report). */
@@ -520,7 +516,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     p.topk = o->topk;
     p.method = o->method;
     p.threads = threads;
-    p.use_gpu = o->use_gpu;
+    p.exec = o->exec;
     la_semantic_nearest nn;
     memset(&nn, 0, sizeof nn);
     la_semantic_stats st;
@@ -540,142 +536,50 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     out->backend = st.backend ? st.backend : "cpu";
     snprintf(out->fallback, sizeof out->fallback, "%s", st.fallback);
 
-    /* the distribution of each held-out row's nearest seen cosine */
-    const la_row *rows = la_table_rows_const(t);
-    float *best = malloc((nn.n + 1) * sizeof *best);
-    if (!best) {
-        la_semantic_nearest_free(&nn);
-        free(hits);
-        embed_run_free(&run);
-        return la_error(LA_ENOMEM, "out of memory");
-    }
-    size_t nb = 0, hist[20] = {0};
-    for (size_t i = 0; i < nn.n; i++) {
-        float c = nn.cosine[i * nn.k];
-        if (nn.seen[i * nn.k] != LA_SEMANTIC_NONE && !isnan(c)) {
-            best[nb++] = c;
-            int bin = (int)floorf((c + 1.0f) * 10.0f);
-            hist[bin < 0 ? 0 : bin > 19 ? 19 : bin]++;
-        }
-        la_buf_puts(&out->extra, "{\"id\":");
-        la_buf_json_str(&out->extra, rows[nn.row[i]].id);
-        for (uint32_t k = 0; k < nn.k; k++) {
-            uint32_t sr = nn.seen[i * nn.k + k];
-            if (sr == LA_SEMANTIC_NONE) break;
-            if (k == 0) la_buf_puts(&out->extra, ",\"nearest\":");
-            else la_buf_printf(&out->extra, ",\"nearest_%u\":", k + 1);
-            la_buf_json_str(&out->extra, rows[sr].id);
-            if (k == 0) la_buf_printf(&out->extra, ",\"cosine\":%.6f", nn.cosine[i * nn.k + k]);
-            else la_buf_printf(&out->extra, ",\"cosine_%u\":%.6f", k + 1, nn.cosine[i * nn.k + k]);
-        }
-        la_buf_puts(&out->extra, "}\n");
-    }
-    qsort(best, nb, sizeof *best, cmp_float);
-#define Q(f) (nb ? (double)best[(size_t)((double)(nb - 1) * (f))] : NAN)
-    la_buf *j = &out->json;
-    la_buf_puts(j, "{\"embedding\": ");
-    la_buf_json_str(j, kind);
-    la_buf_puts(j, ", \"embedding_choice\": ");
-    la_buf_json_str(j, run.why);
-    if (run.model) {
-        la_buf_puts(j, ", \"model\": {\"name\": ");
-        la_buf_json_str(j, run.model_name);
-        la_buf_printf(j, ", \"encoder_backend\": \"%s\", \"encoder_fallback\": ", run.encoder_backend);
-        la_buf_json_str(j, run.encoder_fallback);
-        la_buf_printf(j, ", \"weights\": \"%s\", \"window_tokens\": %zu, \"windows\": %s, \"long_text_window_tokens\": %zu, "
-                      "\"texts_windowed\": %zu}",
-                      run.model_hash, run.model_window, o->no_windows ? "false" : "true", run.win,
-                      texts_windowed(&run));
-    }
-    const char *tsrc = !isnan(o->threshold) ? "--semantic-threshold"
-                       : run.model ? "default for model embeddings (0.82, calibrated with all-MiniLM-L6-v2 on GSM8K "
-                                     "rephrases: docs/semantic.md)"
-                       : (o->nemb || o->embedding_field) ? "default for model embeddings brought in (0.82, calibrated "
-                                                           "with all-MiniLM-L6-v2: docs/semantic.md)"
-                                                         : "default for the lexical embedding (0.50: docs/semantic.md)";
-    la_buf_printf(j, ", \"dim\": %zu, \"threshold\": ", dim);
-    la_buf_json_num(j, p.threshold);
-    la_buf_puts(j, ", \"threshold_source\": ");
-    la_buf_json_str(j, tsrc);
-    if (nhits) {
-        la_buf_puts(j, ", \"window_pairs\": [");
-        for (size_t k = 0; k < nhits; k++) {
-            la_buf_puts(j, k ? ", {\"id_a\": " : "{\"id_a\": ");
-            la_buf_json_str(j, rows[hits[k].a].id);
-            la_buf_printf(j, ", \"bytes_a\": [%u, %u], \"id_b\": ", run.begin[hits[k].wa], run.end[hits[k].wa]);
-            la_buf_json_str(j, rows[hits[k].b].id);
-            la_buf_printf(j, ", \"bytes_b\": [%u, %u], \"cosine\": %.6f}", run.begin[hits[k].wb], run.end[hits[k].wb],
-                          hits[k].cosine);
-        }
-        la_buf_puts(j, "]");
-    }
-    la_buf_printf(j, ", \"backend\": \"%s\", \"method\": \"%s\", \"pairs\": %zu, \"heldout_rows\": %zu, \"seen_rows\": %zu, "
-                     "\"nearest_cosine\": {\"rows\": %zu, \"quantiles\": {\"p50\": ",
-                  out->backend, st.method ? st.method : "", pairs->n - before, st.n_heldout, st.n_seen, nb);
-    la_buf_json_num(j, Q(0.5));
-    la_buf_puts(j, ", \"p90\": ");
-    la_buf_json_num(j, Q(0.9));
-    la_buf_puts(j, ", \"p99\": ");
-    la_buf_json_num(j, Q(0.99));
-    la_buf_puts(j, ", \"max\": ");
-    la_buf_json_num(j, nb ? (double)best[nb - 1] : NAN);
-    la_buf_puts(j, "}, \"histogram\": {\"bin_width\": 0.1, \"from\": -1, \"counts\": [");
-    for (int k = 0; k < 20; k++) la_buf_printf(j, "%s%zu", k ? "," : "", hist[k]);
-    la_buf_puts(j, "]}}}");
-
-    la_buf *m = &out->md;
-    la_buf_printf(m, "\n## Semantic similarity\n\nEmbedding: %s, %zu dimensions (%s); threshold cosine %.2f (%s); %zu "
-                     "pairs at or above it.%s\n",
-                  kind, dim, run.why, p.threshold, tsrc, pairs->n - before,
-                  o->nemb || o->embedding_field || run.model
-                      ? ""
-                      : " Lexical similarity flags shared wording; reworded copies need model embeddings (--embed "
-                        "model once a model is installed, or --embeddings PART=FILE.npy).");
-    if (run.model)
-        la_buf_printf(m, "\nModel: %s, weights %s; texts longer than %zu tokens are embedded as %s%.0zu%s.\n",
-                      run.model_name, run.model_hash, run.model_window,
-                      o->no_windows ? "their first window only (--semantic-windows off)"
-                                    : "overlapping sentence-aligned windows of up to ",
-                      o->no_windows ? (size_t)0 : run.win,
-                      o->no_windows ? "" : " tokens (about the held-out items' length), a pair matching when any two "
-                                           "windows do");
-    for (size_t k = 0; k < nhits && k < 10; k++)
-        la_buf_printf(m, "%s- `%s` bytes %u-%u ~ `%s` bytes %u-%u: cosine %.3f\n",
-                      k ? "" : "\nPairs found through windows of long texts (all in report.json):\n\n", rows[hits[k].a].id,
-                      run.begin[hits[k].wa], run.end[hits[k].wa], rows[hits[k].b].id, run.begin[hits[k].wb],
-                      run.end[hits[k].wb], hits[k].cosine);
-    la_buf_printf(m, "\nNearest seen row per held-out row: median cosine %.3f, 90th percentile %.3f, max "
-                     "%.3f (every row's nearest is in nearest.jsonl).\n",
-                  Q(0.5), Q(0.9), nb ? (double)best[nb - 1] : NAN);
-    /* the histogram of nearest cosines as an SVG bar chart */
-    la_buf *h = &out->html;
-    size_t peak = 1;
-    for (int k = 0; k < 20; k++)
-        if (hist[k] > peak) peak = hist[k];
-    la_buf_printf(h, "<h2>Semantic similarity</h2><p>Embedding: %s%s%s, %zu dimensions; threshold cosine %.2f; %zu pairs "
-                     "at or above it. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile "
-                     "%.3f):</p>\n<svg width=\"620\" height=\"190\" role=\"img\" aria-label=\"histogram of nearest cosines\">",
-                  kind, run.model ? ", model " : "", run.model ? run.model_name : "", dim, p.threshold,
-                  pairs->n - before, Q(0.5), Q(0.9));
-    for (int k = 0; k < 20; k++) {
-        double bh = 140.0 * (double)hist[k] / (double)peak;
-        double lo = -1.0 + 0.1 * k;
-        la_buf_printf(h, "<rect x=\"%d\" y=\"%.1f\" width=\"27\" height=\"%.1f\" fill=\"%s\"><title>%.1f to %.1f: %zu "
-                         "rows</title></rect>",
-                      10 + 30 * k, 150 - bh, bh, lo + 0.1 > p.threshold ? "#e57373" : "#90caf9", lo, lo + 0.1, hist[k]);
-        if (k % 2 == 0) la_buf_printf(h, "<text x=\"%d\" y=\"168\" font-size=\"11\" fill=\"#666\">%.1f</text>", 10 + 30 * k, lo);
-    }
-    la_buf_printf(h, "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"150\" stroke=\"#c62828\" stroke-dasharray=\"4\"/>"
-                     "<text x=\"10\" y=\"186\" font-size=\"11\" fill=\"#666\">cosine of the nearest seen row (bars "
-                     "in red reach the threshold, dashed)</text></svg>\n",
-                  10 + 300 * (p.threshold + 1.0), 10 + 300 * (p.threshold + 1.0));
-#undef Q
-    free(best);
+    la_window_pair *wp = malloc((nhits + 1) * sizeof *wp);
+    for (size_t k = 0; wp && k < nhits; k++)
+        wp[k] = (la_window_pair){hits[k].a, hits[k].b, run.begin[hits[k].wa], run.end[hits[k].wa],
+                                 run.begin[hits[k].wb], run.end[hits[k].wb], hits[k].cosine};
+    int brought_in = o->nemb || o->embedding_field;
+    la_semantic_report r = {
+        .kind = kind,
+        .why = run.why,
+        .model = run.model,
+        .model_name = run.model_name,
+        .model_hash = run.model_hash,
+        .encoder_backend = run.encoder_backend,
+        .encoder_fallback = run.encoder_fallback,
+        .model_window = run.model_window,
+        .window_tokens = run.win,
+        .texts_windowed = texts_windowed(&run),
+        .no_windows = o->no_windows,
+        .brought_in = brought_in,
+        .dim = dim,
+        .threshold = p.threshold,
+        .threshold_source = !isnan(o->threshold) ? "--semantic-threshold"
+                            : run.model ? "default for model embeddings (0.82, calibrated with all-MiniLM-L6-v2 on "
+                                          "GSM8K rephrases: docs/semantic.md)"
+                            : brought_in ? "default for model embeddings brought in (0.82, calibrated "
+                                           "with all-MiniLM-L6-v2: docs/semantic.md)"
+                                         : "default for the lexical embedding (0.50: docs/semantic.md)",
+        .window_pairs = wp,
+        .nwindow_pairs = nhits,
+        .backend = out->backend,
+        .method = st.method,
+        .pairs = pairs->n - before,
+        .heldout_rows = st.n_heldout,
+        .seen_rows = st.n_seen,
+        .nnearest = nn.n,
+        .k = nn.k,
+        .nearest_row = nn.row,
+        .nearest_seen = nn.seen,
+        .nearest_cosine = nn.cosine,
+    };
+    la_backend_stages(o->exec, "semantic_", r.stages, &r.nstages);
+    s = wp ? la_report_semantic(t, &r, &out->json, &out->md, &out->html, &out->extra) : la_error(LA_ENOMEM, "out of memory");
+    free(wp);
     free(hits);
     embed_run_free(&run);
     la_semantic_nearest_free(&nn);
-    if (la_buf_status(j) != LA_OK || la_buf_status(m) != LA_OK || la_buf_status(&out->extra) != LA_OK ||
-        la_buf_status(&out->html) != LA_OK)
-        return la_error(LA_ENOMEM, "out of memory writing the semantic section");
-    return LA_OK;
+    return s;
 }

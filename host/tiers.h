@@ -1,7 +1,8 @@
 /*
  * tiers.h - the evidence tiers beyond exact/family/time as the audit pipeline runs them: options,
  * preparing their inputs (embeddings from .npy files, a JSON field or the built-in lexical
- * embedding), running them, and their report sections.
+ * embedding), running them (their backend ops through the run's la_exec) and handing their
+ * structured results to audit/report_tiers.c, which renders the report sections.
  */
 #ifndef LA_TIERS_H
 #define LA_TIERS_H
@@ -9,6 +10,7 @@
 #include "buf.h"
 #include "leakaudit.h"
 #include "load.h"
+#include "dispatch.h"
 #include "near.h"
 
 #define LA_MAX_EMB_FILES 16
@@ -25,7 +27,8 @@ typedef struct la_semantic_opts {
     int method;
     unsigned topk;
     unsigned lexical_dim;
-    int use_gpu;                 /* set by the pipeline from --backend */
+    int use_gpu;                 /* the encoder runs on the GPU (set by the pipeline from --backend) */
+    la_exec *exec;               /* where the similarity tiles run (set by the pipeline; NULL: CPU) */
     int model;                   /* --embed model (or --model): the built-in sentence encoder */
     int embed_set;               /* --embed was given: no default choice is made */
     const char *model_name;      /* --model NAME|DIR (default: LA_MODEL_DEFAULT) */
@@ -73,7 +76,7 @@ typedef struct la_tier_out {
     int lexical_embedding; /* semantic: the vectors were the built-in lexical embedding (wording,
                               not meaning), so its links are graded on wording alone */
     const char *backend;   /* where the tier ran: "cpu" or "gpu" */
-    char fallback[256];    /* why a GPU request ran on the CPU ("" when it did not) */
+    char fallback[600];    /* why a GPU request ran on the CPU ("" when it did not) */
 } la_tier_out;
 
 void la_tier_out_free(la_tier_out *o);

@@ -1,8 +1,8 @@
 /*
  * lsh.c - LSH band selection and the bucket table (see lsh.h).
  *
- * The bucket table sorts its entries by key with a stable LSD radix sort (four 16-bit digits) and
- * indexes the first entry of every distinct key in an open-addressing table of 32-bit positions, with
+ * The bucket table sorts its entries by key with a stable radix sort (kernels/keysort.h, or a
+ * backend's twin of it for la_buckets_new_sorted) and indexes the first entry of every distinct key in an open-addressing table of 32-bit positions, with
  * the key's high half as a tag so most misses cost one memory access. Keys are expected to be well
  * mixed hashes (they index the table directly).
  */
@@ -70,38 +70,17 @@ struct la_buckets {
     size_t mask;
 };
 
-static la_status radix_sort(la_bucket_entry *e, size_t n)
+la_status la_buckets_new(la_bucket_entry *entries, size_t n, la_buckets **out)
 {
-    la_bucket_entry *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp) return la_error(LA_ENOMEM, "out of memory sorting %zu bucket entries", n);
-    la_bucket_entry *src = e, *dst = tmp;
-    size_t *count = malloc(65536 * sizeof *count);
-    if (!count) {
-        free(tmp);
-        return la_error(LA_ENOMEM, "out of memory sorting bucket entries");
+    la_status s = la_cpu_sort_key_rows(entries, n);
+    if (s != LA_OK) {
+        free(entries);
+        return s;
     }
-    for (int pass = 0; pass < 4; pass++) {
-        int shift = 16 * pass;
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++) count[(src[i].key >> shift) & 0xffff]++;
-        size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 0xffff]++] = src[i];
-        la_bucket_entry *t = src;
-        src = dst;
-        dst = t;
-    }
-    /* Four passes: the sorted data is back in e. */
-    free(count);
-    free(tmp);
-    return LA_OK;
+    return la_buckets_new_sorted(entries, n, out);
 }
 
-la_status la_buckets_new(la_bucket_entry *entries, size_t n, la_buckets **out)
+la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets **out)
 {
     if (n >= UINT32_MAX) {
         free(entries);
@@ -114,11 +93,6 @@ la_status la_buckets_new(la_bucket_entry *entries, size_t n, la_buckets **out)
     }
     b->e = entries;
     b->n = n;
-    la_status s = radix_sort(entries, n);
-    if (s != LA_OK) {
-        la_buckets_free(b);
-        return s;
-    }
     size_t nkeys = 0;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || entries[i].key != entries[i - 1].key) nkeys++;

@@ -1,30 +1,35 @@
 /*
  * near.c - the near-copy tier (see near.h): signatures, candidate paths, verification.
  *
- * Four phases, each a parallel loop over rows or candidates whose per-item results go to fixed
- * slots, so the output does not depend on the thread count or on scheduling:
- *   1. signatures: shingle set size, MinHash signature, LSH band keys, SimHash, bottom-m sample;
- *   2. bucket tables (serial): held-out rows ("h") and the other rows ("o", only when needed);
- *   3. candidates: every row probes the tables of the other side, pairs collected per thread and
- *      then sorted and merged;
- *   4. verification: shingle sets are rebuilt from the text and compared exactly.
+ * Four phases, whose per-item results go to fixed slots, so the output does not depend on the
+ * thread count, on scheduling or on the backend:
+ *   1. signatures, a batch of rows at a time: the CPU shingles each row (parallel loop), sorts its
+ *      shingles, counts the distinct ones and feeds the document-frequency sketch; the backend
+ *      (dispatch.h: CPU or CUDA) computes the SimHash of the sorted multisets ("near_simhash") and
+ *      the MinHash signatures of the distinct sets ("near_signatures"); then the LSH band keys of
+ *      all rows ("near_band_keys") and the bottom-m containment samples (CPU);
+ *   2. bucket tables: held-out rows ("h") and the other rows ("o", only when needed), their entries
+ *      sorted by key on the backend ("near_buckets", a stable sort: the same tables on every backend);
+ *   3. candidates (CPU, parallel): every row probes the tables of the other side, pairs collected
+ *      per thread and then sorted and merged;
+ *   4. verification (CPU, parallel): shingle sets are rebuilt from the text and compared exactly.
  * Shingle sets are not kept between phases: rebuilding them costs less than storing them for a
  * corpus of hundreds of thousands of rows.
  */
 #include "near.h"
 
+#include "dispatch.h"
 #include "lsh.h"
+#include "parallel.h"
 #include "shingle_core.h"
 #include "simhash_core.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 void la_near_params_default(la_near_params *p)
 {
@@ -40,10 +45,15 @@ void la_near_params_default(la_near_params *p)
     p->lsh_fn_weight = 0.85;
     p->within = 0;
     p->threads = 0;
+    p->exec = NULL;
 }
 
 enum { SRC_LSH = 1, SRC_SIM = 2, SRC_CON = 4 };
-enum { MAX_SAMPLE = 64, MAX_THREADS = 256 };
+enum { MAX_SAMPLE = 64 };
+/* Shingle hashes per signature batch: a bound of 8 bytes each for the multisets and the distinct
+ * sets, so a batch holds about 2 x 64 MiB on the CPU and 2 x 256 MiB for a device backend. */
+#define BATCH_SLOTS_HOST ((size_t)8 << 20)
+#define BATCH_SLOTS_DEVICE ((size_t)32 << 20)
 #define DF_BITS 24
 #define DF_SIZE ((size_t)1 << DF_BITS)
 
@@ -65,11 +75,9 @@ typedef struct scratch {
     size_t nc, ccap;
     uint32_t cached; /* row whose set is in sh2, or UINT32_MAX */
     size_t ncached;
-    la_status status;
 } scratch;
 
 typedef struct near_ctx near_ctx;
-typedef void (*work_fn)(near_ctx *c, scratch *s, size_t begin, size_t end);
 
 struct near_ctx {
     const la_row *r;
@@ -93,10 +101,12 @@ struct near_ctx {
     unsigned char *keep;
     scratch *sc;
     int nthreads;
-    work_fn fn;
-    size_t total, chunk;
-    atomic_size_t next;
-    atomic_int failed;
+    la_exec *x;               /* the backend ops run through it */
+    /* the signature batch: rows [b0, b1), each row's shingles at slot[i - b0] in mh (sorted
+     * multiset) and uh (distinct), then packed to CSR moff / uoff */
+    size_t b0, b1;
+    uint64_t *mh, *uh, *slot, *moff, *uoff;
+    uint32_t *mcnt;
 };
 
 static double now_s(void)
@@ -104,56 +114,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ---- parallel loop ----------------------------------------------------------------------------- */
-
-typedef struct worker_arg {
-    near_ctx *c;
-    scratch *s;
-} worker_arg;
-
-static void *worker(void *arg)
-{
-    worker_arg *w = arg;
-    near_ctx *c = w->c;
-    for (;;) {
-        if (atomic_load(&c->failed)) break;
-        size_t b = atomic_fetch_add(&c->next, c->chunk);
-        if (b >= c->total) break;
-        size_t e = b + c->chunk < c->total ? b + c->chunk : c->total;
-        c->fn(c, w->s, b, e);
-        if (w->s->status != LA_OK) atomic_store(&c->failed, 1);
-    }
-    return NULL;
-}
-
-static la_status parallel_for(near_ctx *c, size_t total, size_t chunk, work_fn fn)
-{
-    c->fn = fn;
-    c->total = total;
-    c->chunk = chunk ? chunk : 1;
-    atomic_store(&c->next, 0);
-    atomic_store(&c->failed, 0);
-    int nt = c->nthreads;
-    if ((size_t)nt > (total + c->chunk - 1) / c->chunk) nt = (int)((total + c->chunk - 1) / c->chunk);
-    if (nt < 1) nt = 1;
-    pthread_t tid[MAX_THREADS];
-    worker_arg args[MAX_THREADS];
-    int started = 0;
-    for (int i = 1; i < nt; i++) {
-        args[i].c = c;
-        args[i].s = &c->sc[i];
-        if (pthread_create(&tid[i], NULL, worker, &args[i]) != 0) break;
-        started = i;
-    }
-    args[0].c = c;
-    args[0].s = &c->sc[0];
-    worker(&args[0]);
-    for (int i = 1; i <= started; i++) pthread_join(tid[i], NULL);
-    for (int i = 0; i < c->nthreads; i++)
-        if (c->sc[i].status != LA_OK) return c->sc[i].status;
-    return LA_OK;
 }
 
 /* ---- helpers ----------------------------------------------------------------------------------- */
@@ -183,10 +143,7 @@ static size_t shingle_row(const near_ctx *c, size_t i, uint64_t **buf, size_t *c
 
 static int push_cand(scratch *s, uint32_t a, uint32_t b, uint32_t src)
 {
-    if (!grow((void **)&s->c, &s->ccap, s->nc + 1, sizeof *s->c)) {
-        s->status = LA_ENOMEM;
-        return 0;
-    }
+    if (!grow((void **)&s->c, &s->ccap, s->nc + 1, sizeof *s->c)) return 0;
     s->c[s->nc].key = (uint64_t)b << 32 | a;
     s->c[s->nc].src = src;
     s->nc++;
@@ -206,26 +163,84 @@ static uint64_t block_value(const near_ctx *c, uint64_t h, int j)
 
 /* ---- phase 1: signatures ----------------------------------------------------------------------- */
 
-static void sign_rows(near_ctx *c, scratch *s, size_t begin, size_t end)
+/* One row of the batch: its sorted shingle multiset into mh at its slot, the distinct set into uh
+ * at the same slot, the distinct count into nsh and the distinct set into the frequency sketch. */
+static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
 {
-    for (size_t i = begin; i < end; i++) {
+    near_ctx *c = ctx;
+    for (size_t j = begin; j < end; j++) {
+        size_t i = c->b0 + j;
         c->nsh[i] = 0;
+        c->mcnt[j] = 0;
         if (!c->r[i].norm) continue;
-        size_t n = shingle_row(c, i, &s->sh, &s->shcap);
-        if (n == (size_t)-1) {
-            s->status = LA_ENOMEM;
-            return;
-        }
-        c->simh[i] = la_cpu_simhash(s->sh, n);
-        n = la_cpu_shingle_unique(s->sh, n);
-        if (n == 0) continue;
-        c->nsh[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-        uint32_t *sig = c->sig + i * (size_t)c->K;
-        la_cpu_minhash(s->sh, n, c->K, sig);
-        la_cpu_lsh_keys(sig, c->bands, c->rpb, c->keys + i * (size_t)c->bands);
+        uint64_t *m = c->mh + c->slot[j], *u = c->uh + c->slot[j];
+        size_t cap = (size_t)(c->slot[j + 1] - c->slot[j]);
+        size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
+        la_cpu_shingle_sort(m, n);
+        c->mcnt[j] = (uint32_t)n;
+        if (n) memcpy(u, m, n * sizeof *u);
+        n = la_cpu_shingle_unique(u, n);
+        c->nsh[i] = (uint32_t)n;
         if (c->contain)
-            for (size_t k = 0; k < n; k++) atomic_fetch_add_explicit(&c->df[df_slot(s->sh[k])], 1, memory_order_relaxed);
+            for (size_t k = 0; k < n; k++) atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
     }
+    return LA_OK;
+}
+
+/* Pack the batch's shingles from their slots into CSR (moff for mh, uoff for uh), in place. */
+static void pack_batch(near_ctx *c)
+{
+    size_t nb = c->b1 - c->b0;
+    uint64_t mw = 0, uw = 0;
+    for (size_t j = 0; j < nb; j++) {
+        size_t i = c->b0 + j, nm = c->mcnt[j], nu = c->nsh[i];
+        if (nm) memmove(c->mh + mw, c->mh + c->slot[j], nm * sizeof *c->mh);
+        if (nu) memmove(c->uh + uw, c->uh + c->slot[j], nu * sizeof *c->uh);
+        c->moff[j] = mw;
+        c->uoff[j] = uw;
+        mw += nm;
+        uw += nu;
+    }
+    c->moff[nb] = mw;
+    c->uoff[nb] = uw;
+}
+
+/* Signatures of every row, batch by batch: shingles on the CPU, SimHash and MinHash on the backend;
+ * then the band keys of all rows on the backend. */
+static la_status sign_rows(near_ctx *c)
+{
+    size_t n = c->n, cap = c->x->be->host_loops ? BATCH_SLOTS_HOST : BATCH_SLOTS_DEVICE;
+    size_t most = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c->r[i].norm && la_shingle_bound(c->r[i].norm_len) > most) most = la_shingle_bound(c->r[i].norm_len);
+    if (cap < most) cap = most;
+    size_t rows_cap = n < 65536 ? n : 65536;
+    c->mh = malloc((cap ? cap : 1) * sizeof *c->mh);
+    c->uh = malloc((cap ? cap : 1) * sizeof *c->uh);
+    c->slot = malloc((rows_cap + 1) * sizeof *c->slot);
+    c->moff = malloc((rows_cap + 1) * sizeof *c->moff);
+    c->uoff = malloc((rows_cap + 1) * sizeof *c->uoff);
+    c->mcnt = malloc((rows_cap + 1) * sizeof *c->mcnt);
+    if (!c->mh || !c->uh || !c->slot || !c->moff || !c->uoff || !c->mcnt)
+        return la_error(LA_ENOMEM, "near: out of memory for a signature batch of %zu shingles", cap);
+    for (c->b0 = 0; c->b0 < n; c->b0 = c->b1) {
+        size_t used = 0;
+        c->b1 = c->b0;
+        c->slot[0] = 0;
+        while (c->b1 < n && c->b1 - c->b0 < rows_cap) {
+            size_t need = c->r[c->b1].norm ? la_shingle_bound(c->r[c->b1].norm_len) : 0;
+            if (used + need > cap) break;
+            used += need;
+            c->b1++;
+            c->slot[c->b1 - c->b0] = used;
+        }
+        size_t nb = c->b1 - c->b0;
+        LA_TRY(la_parallel_for(c->nthreads, nb, 256, shingle_batch, c));
+        pack_batch(c);
+        LA_TRY(la_exec_simhash(c->x, "near_simhash", c->mh, c->moff, nb, c->simh + c->b0));
+        LA_TRY(la_exec_minhash(c->x, "near_signatures", c->uh, c->uoff, nb, c->K, c->sig + c->b0 * (size_t)c->K));
+    }
+    return la_exec_lsh_keys(c->x, "near_band_keys", c->sig, n, c->K, c->bands, c->rpb, c->keys);
 }
 
 /* Containment sample of each row: its m rarest shingles among those seen in at least one other row
@@ -233,16 +248,15 @@ static void sign_rows(near_ctx *c, scratch *s, size_t begin, size_t end)
  * likely to be hit as any, while common shingles, which would hit unrelated hosts, are avoided. A row
  * whose shared shingles are fewer than threshold * its size cannot be the contained side of any pair
  * and gets no sample. */
-static void sample_rows(near_ctx *c, scratch *s, size_t begin, size_t end)
+static la_status sample_rows(void *ctx, int worker, size_t begin, size_t end)
 {
+    near_ctx *c = ctx;
+    scratch *s = &c->sc[worker];
     for (size_t i = begin; i < end; i++) {
         c->nsamp[i] = 0;
         if (c->nsh[i] < (uint32_t)c->p.containment_min_shingles) continue;
         size_t n = shingle_row(c, i, &s->sh, &s->shcap);
-        if (n == (size_t)-1) {
-            s->status = LA_ENOMEM;
-            return;
-        }
+        if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory sampling rows");
         n = la_cpu_shingle_unique(s->sh, n);
         uint64_t best_h[MAX_SAMPLE];
         uint32_t best_df[MAX_SAMPLE];
@@ -267,11 +281,23 @@ static void sample_rows(near_ctx *c, scratch *s, size_t begin, size_t end)
         memcpy(c->samp + i * (size_t)c->m, best_h, nb * sizeof *best_h);
         c->nsamp[i] = (uint32_t)nb;
     }
+    return LA_OK;
 }
 
 /* ---- phase 2: tables --------------------------------------------------------------------------- */
 
 typedef enum side { SIDE_HELD, SIDE_OTHER } side;
+
+/* A bucket table over n entries (owned), sorted by key on the backend. */
+static la_status bucket_table(near_ctx *c, la_bucket_entry *e, size_t n, la_buckets **out)
+{
+    la_status s = la_exec_sort_keys(c->x, "near_buckets", e, n);
+    if (s != LA_OK) {
+        free(e);
+        return s;
+    }
+    return la_buckets_new_sorted(e, n, out);
+}
 
 static int on_side(const near_ctx *c, size_t i, side sd)
 {
@@ -289,7 +315,7 @@ static la_status build_lsh(near_ctx *c, side sd, la_buckets **out)
         if (!on_side(c, i, sd)) continue;
         for (int j = 0; j < c->bands; j++) e[w++] = (la_bucket_entry){c->keys[i * (size_t)c->bands + j], (uint32_t)i};
     }
-    return la_buckets_new(e, n, out);
+    return bucket_table(c, e, n, out);
 }
 
 static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
@@ -303,7 +329,7 @@ static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
         if (!on_side(c, i, sd)) continue;
         for (int j = 0; j < c->blocks; j++) e[w++] = (la_bucket_entry){block_key(j, block_value(c, c->simh[i], j)), (uint32_t)i};
     }
-    return la_buckets_new(e, n, out);
+    return bucket_table(c, e, n, out);
 }
 
 static la_status build_con(near_ctx *c, side sd, la_buckets **out)
@@ -318,7 +344,7 @@ static la_status build_con(near_ctx *c, side sd, la_buckets **out)
         if (!on_side(c, i, sd)) continue;
         for (size_t j = 0; j < c->nsamp[i]; j++) e[w++] = (la_bucket_entry){c->samp[i * (size_t)c->m + j], (uint32_t)i};
     }
-    return la_buckets_new(e, n, out);
+    return bucket_table(c, e, n, out);
 }
 
 /* ---- phase 3: candidates ----------------------------------------------------------------------- */
@@ -346,7 +372,8 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void probe_row(near_ctx *c, scratch *s, uint32_t x)
+/* Returns 0 when out of memory. */
+static int probe_row(near_ctx *c, scratch *s, uint32_t x)
 {
     int xh = c->r[x].part == c->held;
     /* Symmetric keys (bands, blocks): other rows probe the held-out table; with `within`, each row
@@ -362,7 +389,7 @@ static void probe_row(near_ctx *c, scratch *s, uint32_t x)
                 for (size_t q = 0; q < k; q++) {
                     uint32_t y = f[q].row;
                     if (t == 1 && (y <= x || !pairable(c, x, y))) continue;
-                    if (!emit(c, s, x, y, SRC_LSH)) return;
+                    if (!emit(c, s, x, y, SRC_LSH)) return 0;
                 }
             }
         }
@@ -373,21 +400,18 @@ static void probe_row(near_ctx *c, scratch *s, uint32_t x)
                     uint32_t y = f[q].row;
                     if (t == 1 && (y <= x || !pairable(c, x, y))) continue;
                     if (la_simhash_dist(c->simh[x], c->simh[y]) > c->p.simhash_k) continue;
-                    if (!emit(c, s, x, y, SRC_SIM)) return;
+                    if (!emit(c, s, x, y, SRC_SIM)) return 0;
                 }
             }
         }
     }
-    if (!c->contain || c->nsh[x] < (uint32_t)c->p.containment_min_shingles) return;
+    if (!c->contain || c->nsh[x] < (uint32_t)c->p.containment_min_shingles) return 1;
 
     /* Containment: x is the longer side; look every shingle of x up in the samples of the rows it
      * may contain. Both directions across the boundary, so the held-out row can be either side. */
     la_buckets *con[2] = {xh ? c->con_o : c->con_h, c->p.within ? (xh ? c->con_h : c->con_o) : NULL};
     size_t n = shingle_row(c, x, &s->sh, &s->shcap);
-    if (n == (size_t)-1) {
-        s->status = LA_ENOMEM;
-        return;
-    }
+    if (n == (size_t)-1) return 0;
     n = la_cpu_shingle_unique(s->sh, n);
     s->nhits = 0;
     for (size_t i = 0; i < n; i++) {
@@ -400,10 +424,7 @@ static void probe_row(near_ctx *c, scratch *s, uint32_t x)
             for (size_t q = 0; q < k; q++) {
                 uint32_t y = f[q].row;
                 if (c->nsh[y] > c->nsh[x] || !pairable(c, x, y)) continue;
-                if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) {
-                    s->status = LA_ENOMEM;
-                    return;
-                }
+                if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
                 s->hits[s->nhits++] = y;
             }
         }
@@ -413,15 +434,19 @@ static void probe_row(near_ctx *c, scratch *s, uint32_t x)
         size_t j = i + 1;
         while (j < s->nhits && s->hits[j] == s->hits[i]) j++;
         uint32_t y = s->hits[i];
-        if (j - i >= c->need[c->nsamp[y]] && !emit(c, s, x, y, SRC_CON)) return;
+        if (j - i >= c->need[c->nsamp[y]] && !emit(c, s, x, y, SRC_CON)) return 0;
         i = j;
     }
+    return 1;
 }
 
-static void find_candidates(near_ctx *c, scratch *s, size_t begin, size_t end)
+static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end)
 {
-    for (size_t i = begin; i < end && s->status == LA_OK; i++)
-        if (c->nsh[i]) probe_row(c, s, (uint32_t)i);
+    near_ctx *c = ctx;
+    for (size_t i = begin; i < end; i++)
+        if (c->nsh[i] && !probe_row(c, &c->sc[worker], (uint32_t)i))
+            return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+    return LA_OK;
 }
 
 static int cmp_cand(const void *a, const void *b)
@@ -432,26 +457,22 @@ static int cmp_cand(const void *a, const void *b)
 
 /* ---- phase 4: verification --------------------------------------------------------------------- */
 
-static void verify(near_ctx *c, scratch *s, size_t begin, size_t end)
+static la_status verify(void *ctx, int worker, size_t begin, size_t end)
 {
+    near_ctx *c = ctx;
+    scratch *s = &c->sc[worker];
     s->cached = UINT32_MAX;
     for (size_t k = begin; k < end; k++) {
         uint32_t a = (uint32_t)(c->cands[k].key & 0xffffffffu), b = (uint32_t)(c->cands[k].key >> 32);
         c->keep[k] = 0;
         if (s->cached != b) {
             size_t n = shingle_row(c, b, &s->sh2, &s->sh2cap);
-            if (n == (size_t)-1) {
-                s->status = LA_ENOMEM;
-                return;
-            }
+            if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
             s->ncached = la_cpu_shingle_unique(s->sh2, n);
             s->cached = b;
         }
         size_t n = shingle_row(c, a, &s->sh, &s->shcap);
-        if (n == (size_t)-1) {
-            s->status = LA_ENOMEM;
-            return;
-        }
+        if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
         size_t na = la_cpu_shingle_unique(s->sh, n), nb = s->ncached;
         size_t inter = la_cpu_shingle_overlap(s->sh, na, s->sh2, nb);
         size_t mn = na < nb ? na : nb;
@@ -468,6 +489,7 @@ static void verify(near_ctx *c, scratch *s, size_t begin, size_t end)
         c->res[k] = p;
         c->keep[k] = 1;
     }
+    return LA_OK;
 }
 
 /* ---- entry point ------------------------------------------------------------------------------- */
@@ -510,6 +532,12 @@ static void free_ctx(near_ctx *c)
     free(c->cands);
     free(c->res);
     free(c->keep);
+    free(c->mh);
+    free(c->uh);
+    free(c->slot);
+    free(c->moff);
+    free(c->uoff);
+    free(c->mcnt);
     if (c->sc) {
         for (int i = 0; i < c->nthreads; i++) {
             free(c->sc[i].sh);
@@ -536,10 +564,9 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", n);
 
     double t0 = now_s();
-    if (parallel_for(c, n, 256, sign_rows) != LA_OK) return la_error(LA_ENOMEM, "near: out of memory shingling rows");
+    LA_TRY(sign_rows(c));
     for (size_t i = 0; i < n; i++) st->rows_signed += c->nsh[i] != 0;
-    if (c->contain && parallel_for(c, n, 256, sample_rows) != LA_OK)
-        return la_error(LA_ENOMEM, "near: out of memory sampling rows");
+    if (c->contain) LA_TRY(la_parallel_for(c->nthreads, n, 256, sample_rows, c));
     double t1 = now_s();
 
     LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
@@ -552,8 +579,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         LA_TRY(build_con(c, SIDE_HELD, &c->con_h));
         LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
     }
-    if (parallel_for(c, n, 64, find_candidates) != LA_OK)
-        return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+    LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
     size_t total = 0;
     for (int i = 0; i < c->nthreads; i++) total += c->sc[i].nc;
     c->cands = malloc((total ? total : 1) * sizeof *c->cands);
@@ -585,7 +611,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     c->res = malloc((w ? w : 1) * sizeof *c->res);
     c->keep = malloc(w ? w : 1);
     if (!c->res || !c->keep) return la_error(LA_ENOMEM, "near: out of memory verifying %zu candidates", w);
-    if (parallel_for(c, w, 64, verify) != LA_OK) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
+    LA_TRY(la_parallel_for(c->nthreads, w, 64, verify, c));
     size_t kept = 0;
     for (size_t i = 0; i < w; i++) kept += c->keep[i];
     if (out->cap - out->n < kept) {
@@ -637,12 +663,14 @@ la_status la_near_find(const la_table *t, uint32_t heldout_part, const la_near_p
         double need = floor(m * ct - 2.5 * sqrt(m * ct * (1.0 - ct)));
         c.need[m] = need < 1.0 ? 1u : (uint32_t)need;
     }
-    int nt = p->threads;
-    if (nt <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        nt = cpus > 0 ? (int)cpus : 1;
+    c.nthreads = la_parallel_threads(p->threads);
+    la_exec local;
+    if (p->exec) {
+        c.x = p->exec;
+    } else {
+        la_exec_init(&local, &la_backend_cpu, NULL, c.nthreads);
+        c.x = &local;
     }
-    c.nthreads = nt > MAX_THREADS ? MAX_THREADS : nt;
 
     la_near_stats st;
     memset(&st, 0, sizeof st);

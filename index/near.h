@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
 #include "leakaudit.h"
 #include "near_kernels.h"
 
@@ -43,6 +44,8 @@ typedef struct la_near_params {
     double lsh_fn_weight;
     int within;                    /* also pairs inside one partition */
     int threads;                   /* worker threads; 0 = online CPUs */
+    la_exec *exec;                 /* where the signature, band key and bucket ops run, logged per
+                                      stage (dispatch.h); NULL = the CPU reference. Borrowed. */
 } la_near_params;
 
 /* The defaults documented in docs/near.md. */
@@ -71,9 +74,11 @@ typedef struct la_near_stats {
  * simhash_dist set; the appended pairs are sorted by (b, a) and identical for any thread count.
  * stats (may be NULL) is filled on success.
  *
- * p == NULL uses the defaults. The table is only read; call from one thread per table.
- * Returns LA_EINVAL for bad parameters or an unknown partition, LA_ENOMEM, or LA_EINTERNAL when a
- * worker thread cannot start. On failure `out` keeps its previous pairs. */
+ * The stages "near_signatures", "near_simhash", "near_band_keys" and "near_buckets" run through
+ * p->exec (the pairs are the same on every backend); the candidate probes and the verification run
+ * on the CPU. p == NULL uses the defaults. The table is only read; call from one thread per table.
+ * Returns LA_EINVAL for bad parameters or an unknown partition, LA_ENOMEM, or a
+ * device failure of p->exec's backend when it has no fallback. On failure `out` keeps its previous pairs. */
 la_status la_near_find(const la_table *t, uint32_t heldout_part, const la_near_params *p,
                        la_pairs *out /* OUT: appended */, la_near_stats *stats /* OUT */);
 

@@ -13,7 +13,6 @@
 #include "embed_lexical.h"
 #include "simtile.h"
 #include "simtile_core.h"
-#include "simtile_cuda.h"
 
 #ifdef LA_HAVE_OPENMP
 #include <omp.h>
@@ -36,9 +35,7 @@ void la_semantic_params_default(la_semantic_params *p) {
     p->ivf_nlist = 0;
     p->ivf_nprobe = 0;
     p->approx_above = LA_SEMANTIC_APPROX_ABOVE;
-    p->use_gpu = 0;
-    p->gpu_device = 0;
-    p->gpu_precision = LA_GEMM_FP16;
+    p->exec = NULL;
 }
 
 void la_semantic_nearest_free(la_semantic_nearest *nn) {
@@ -210,9 +207,8 @@ static la_status emit(const sides *sd, const la_simtile_hits *hits, uint32_t k,
     return LA_OK;
 }
 
-/* The tiles, on the GPU when asked: a device failure (no device, no CUDA in this build, a CUDA or
- * cuBLAS error, a top-k the device does not keep) leaves hits and lists untouched, records why in
- * fallback and runs the CPU tiles, which give the same pairs and cosines. */
+/* The tiles through the exec (the CPU reference when there is none): a device failure falls back
+ * as the exec says, and the stage records what ran. */
 static la_status run_tiles(const sides *sd, const la_semantic_params *p, la_simtile_hits *hits,
                            uint32_t *top_idx, float *top_cos, size_t *rescored, int *on_gpu,
                            char *fallback, size_t fallback_size) {
@@ -222,26 +218,16 @@ static la_status run_tiles(const sides *sd, const la_semantic_params *p, la_simt
     tp.topk = p->topk;
     tp.threads = p->threads;
     la_simtile_top_init(top_idx, top_cos, sd->nq, p->topk);
-    la_simtile_stats ts = {0};
-    *on_gpu = 0;
-    if (p->use_gpu) {
-        la_cuda_simtile_opts o;
-        la_cuda_simtile_opts_default(&o);
-        o.device = p->gpu_device;
-        o.precision = p->gpu_precision;
-        la_status st = la_cuda_simtile(sd->Q, sd->nq, sd->S, sd->ns, sd->d, 0, &tp, &o, hits,
-                                       top_idx, top_cos, &ts, NULL);
-        if (st == LA_OK) {
-            *on_gpu = 1;
-            *rescored = ts.rescored;
-            return LA_OK;
-        }
-        if (st != LA_ECUDA && st != LA_ENODEV && st != LA_EUNSUPPORTED) return st;
-        snprintf(fallback, fallback_size, "%s", *la_last_error() ? la_last_error() : la_strerror(st));
-        la_error_clear();
+    la_exec local, *x = p->exec;
+    if (!x) {
+        la_exec_init(&local, &la_backend_cpu, NULL, p->threads);
+        x = &local;
     }
-    LA_TRY(la_cpu_simtile(sd->Q, sd->nq, sd->S, sd->ns, sd->d, 0, &tp, hits, top_idx, top_cos, &ts));
-    *rescored = ts.rescored;
+    LA_TRY(la_exec_simtile(x, "semantic_tiles", sd->Q, sd->nq, sd->S, sd->ns, sd->d, &tp, hits, top_idx,
+                           top_cos, rescored));
+    const la_stage *st = la_exec_stage(x, "semantic_tiles");
+    *on_gpu = st && st->device;
+    if (st) snprintf(fallback, fallback_size, "%s", st->fallback);
     return LA_OK;
 }
 
@@ -376,7 +362,8 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
     int method = p->method;
     if (method == LA_SEMANTIC_AUTO) {
         double work = (double)sd.nq * (double)sd.ns * (double)dim;
-        method = !p->use_gpu && p->approx_above > 0 && work > p->approx_above &&
+        int device = p->exec && p->exec->be->device;
+        method = !device && p->approx_above > 0 && work > p->approx_above &&
                          la_semantic_have_faiss()
                      ? LA_SEMANTIC_FAISS_IVF
                      : LA_SEMANTIC_TILES;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
 #include "leakaudit.h"
 
 #ifdef __cplusplus
@@ -54,11 +55,9 @@ typedef struct la_semantic_params {
     uint32_t ivf_nlist;   /* IVF cells; 0 = about 4 * sqrt(n_seen) */
     uint32_t ivf_nprobe;  /* IVF cells visited per query; 0 = default */
     double approx_above;  /* see LA_SEMANTIC_APPROX_ABOVE; <= 0 never goes approximate */
-    int use_gpu;          /* 1: the tiles run on the GPU (la_cuda_simtile); any device failure falls
-                             back to the CPU tiles with the reason in stats->fallback. With auto,
-                             the exact tiles are taken at every size. Default 0. */
-    int gpu_device;       /* CUDA device index for use_gpu (default 0) */
-    int gpu_precision;    /* la_gemm_precision of the GPU GEMM (default fp16; results do not change) */
+    la_exec *exec;        /* where the tiles run (stage "semantic_tiles", dispatch.h); NULL = the CPU
+                             reference. On a device backend, auto takes the exact tiles at every
+                             size. A device failure falls back as the exec says. Borrowed. */
 } la_semantic_params;
 
 /* threshold LA_SEMANTIC_THRESHOLD_MODEL, topk 1, auto, all threads, CPU. */
@@ -81,8 +80,8 @@ typedef struct la_semantic_stats {
     size_t rescored;      /* candidates within the re-score margin of the threshold (tiles) */
     double seconds;       /* wall time of the search */
     double gflops;        /* 2 * n_heldout * n_seen * dim / seconds / 1e9 (exact paths) */
-    const char *backend;  /* "gpu" when the tiles ran on the device, else "cpu" (static string) */
-    char fallback[256];   /* why use_gpu fell back to the CPU ("" when it did not) */
+    const char *backend;  /* "gpu" when the tiles ran on a device backend, else "cpu" (static string) */
+    char fallback[600];   /* why the tiles fell back to the CPU ("" when they did not) */
 } la_semantic_stats;
 
 /*

@@ -161,3 +161,45 @@ extern "C" la_status la_cuda_shingle_minhash(const char *text, const uint64_t *o
     job.chunk = minhash_chunk;
     return la_near_run(&job, st);
 }
+
+/* Band keys of signatures the host already has: chunks of documents up, keys down, one thread per
+ * (document, band) as in the fused path. Outputs are written chunk by chunk. */
+static la_status lsh_keys_on_device(const uint32_t *sig, size_t ndocs, int k, int bands, int rows,
+                                    const la_cuda_near_opts *o, uint64_t *keys, uint32_t **d_sig,
+                                    uint64_t **d_keys) {
+    LA_TRY(la_cu_use_device(o ? o->device : 0));
+    size_t fr = 0, tot = 0;
+    LA_CU(cudaMemGetInfo(&fr, &tot));
+    size_t limit = o && o->mem_limit ? o->mem_limit : fr / 2;
+    size_t per_doc = (size_t)k * 4 + (size_t)bands * 8;
+    size_t chunk = limit / per_doc;
+    if (chunk > ((size_t)1 << 20)) chunk = (size_t)1 << 20;
+    if (chunk > ndocs) chunk = ndocs;
+    if (chunk == 0) return la_error(LA_ECUDA, "band keys (CUDA): no device memory for one signature");
+    LA_CU(cudaMalloc(d_sig, chunk * (size_t)k * 4));
+    LA_CU(cudaMalloc(d_keys, chunk * (size_t)bands * 8));
+    for (size_t d0 = 0; d0 < ndocs; d0 += chunk) {
+        size_t nd = ndocs - d0 < chunk ? ndocs - d0 : chunk;
+        LA_CU(cudaMemcpy(*d_sig, sig + d0 * (size_t)k, nd * (size_t)k * 4, cudaMemcpyHostToDevice));
+        size_t nt = nd * (size_t)bands;
+        band_keys<<<(unsigned)((nt + 255) / 256), 256>>>(*d_sig, nd, k, bands, rows, *d_keys);
+        LA_CU_LAUNCHED();
+        LA_CU(cudaMemcpy(keys + d0 * (size_t)bands, *d_keys, nd * (size_t)bands * 8, cudaMemcpyDeviceToHost));
+    }
+    return LA_OK;
+}
+
+extern "C" la_status la_cuda_lsh_keys(const uint32_t *sig, size_t ndocs, int k, int bands, int rows,
+                                      const la_cuda_near_opts *o, uint64_t *keys) {
+    if (k < 1 || k > LA_MINHASH_MAX_PERM || bands < 1 || rows < 1 || (long)bands * rows > k)
+        return la_error(LA_EINVAL, "band keys: %d bands of %d rows do not fit %d slots", bands, rows, k);
+    if (ndocs == 0) return LA_OK;
+    if (!sig || !keys) return la_error(LA_EINVAL, "band keys (CUDA): bad arguments");
+    uint32_t *d_sig = NULL;
+    uint64_t *d_keys = NULL;
+    la_status s = lsh_keys_on_device(sig, ndocs, k, bands, rows, o, keys, &d_sig, &d_keys);
+    la_cu_free(&d_sig);
+    la_cu_free(&d_keys);
+    cudaGetLastError();
+    return s;
+}

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keysort.h"
 #include "leakaudit.h"
 
 #ifdef __cplusplus
@@ -73,6 +74,21 @@ la_status la_cuda_shingle_minhash(const char *text, const uint64_t *off, size_t 
                                   uint32_t *sig /* OUT */, uint64_t *keys /* OUT, may be NULL */,
                                   uint32_t *nshingles /* OUT, may be NULL */,
                                   la_cuda_near_stats *st);
+
+/*
+ * LSH band keys of ndocs signatures the host already has (sig[i*k ..]): keys[i*bands + j] equal to
+ * la_cpu_lsh_keys(sig + i*k, bands, rows). Same statuses as la_cuda_minhash; on failure some keys
+ * may have been written (the caller recomputes them all).
+ */
+la_status la_cuda_lsh_keys(const uint32_t *sig, size_t ndocs, int k, int bands, int rows,
+                           const la_cuda_near_opts *o, uint64_t *keys /* OUT */);
+
+/*
+ * Stable sort of e[0..n) by key on the device (CUB radix sort): the same array as
+ * la_cpu_sort_key_rows (keysort.h). o may be NULL. At most INT_MAX entries (LA_EUNSUPPORTED above).
+ * Same statuses as la_cuda_minhash; on failure e is left exactly as it was.
+ */
+la_status la_cuda_sort_key_rows(la_key_row *e, size_t n, const la_cuda_near_opts *o);
 
 #ifdef __cplusplus
 }

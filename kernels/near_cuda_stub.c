@@ -27,4 +27,11 @@ la_status la_cuda_shingle_minhash(const char *text, const uint64_t *off, size_t 
                                   la_cuda_near_stats *st) {
     return NO_CUDA;
 }
+
+la_status la_cuda_lsh_keys(const uint32_t *sig, size_t ndocs, int k, int bands, int rows,
+                           const la_cuda_near_opts *o, uint64_t *keys) {
+    return NO_CUDA;
+}
+
+la_status la_cuda_sort_key_rows(la_key_row *e, size_t n, const la_cuda_near_opts *o) { return NO_CUDA; }
 #endif

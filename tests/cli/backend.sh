@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Backend selection on a machine without a usable GPU: auto runs on the CPU and says why, in the
-# summary and the report; --backend gpu (or LEAKAUDIT_BACKEND=gpu) exits 3 with the reason and
-# writes nothing; doctor passes. On a machine with a GPU this test is skipped (the GPU tests cover it).
+# summary and the report, and every stage of report.json says it ran on the cpu backend;
+# --backend gpu (or LEAKAUDIT_BACKEND=gpu) exits 2 with the reason and writes nothing; doctor passes. On a machine with a GPU this test is skipped (the GPU tests cover it).
 source "$(dirname "$0")/lib.bash"
 
 la doctor
@@ -18,14 +18,19 @@ expect_has out.txt "(backend: cpu; auto chose the CPU:"
 [ "$(json_get auto/report.json 'j["parameters"]["backend"]')" = cpu ] || fail "report.json backend"
 [ "$(json_get auto/report.json 'j["parameters"]["backend_note"].startswith("auto chose the CPU")')" = True ] || fail "backend_note"
 expect_has auto/report.md "Backend: cpu (auto chose the CPU"
+for st in near_signatures near_simhash near_band_keys near_buckets; do
+  [ "$(json_get auto/report.json "j['findings']['near']['stages']['$st']['backend']")" = cpu ] || fail "stage $st"
+done
+[ "$(json_get auto/report.json "j['findings']['semantic']['stages']['semantic_tiles']['backend']")" = cpu ] || fail "tiles stage"
+[ "$(json_get auto/report.json "j['findings']['near']['backend']")" = cpu ] || fail "findings.near.backend"
 
-check "--backend gpu and LEAKAUDIT_BACKEND=gpu: exit 3 with the reason, nothing written"
+check "--backend gpu and LEAKAUDIT_BACKEND=gpu: exit 2 with the reason, nothing written"
 la audit --dev dev.jsonl --test test.jsonl --backend gpu --out gpu
-expect_rc 3
+expect_rc 2
 expect_has err.txt "--backend gpu:"
 [ ! -e gpu ] || fail "--out written"
 LEAKAUDIT_BACKEND=gpu la audit --dev dev.jsonl --test test.jsonl --out gpuenv
-expect_rc 3
+expect_rc 2
 [ ! -e gpuenv ] || fail "--out written"
 
 check "--backend cpu and a bad LEAKAUDIT_BACKEND"

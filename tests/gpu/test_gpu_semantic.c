@@ -1,4 +1,5 @@
-/* test_gpu_semantic.c - the semantic tier with use_gpu set: on a machine with a device the tiles run
+/* test_gpu_semantic.c - the semantic tier through an exec on the CUDA backend with the CPU as its
+ * fallback (what --backend auto builds): on a machine with a device the tiles run
  * there (stats.backend "gpu") and report exactly the CPU's pairs and nearest neighbours; without one
  * (or without CUDA in the build) the call still succeeds on the CPU, with the same results, and says
  * why in stats.fallback. Runs everywhere: this is the fallback's test on machines with no GPU. */
@@ -40,11 +41,13 @@ static void find(const la_table *t, uint32_t h, const float *emb, size_t d, int 
                  la_semantic_nearest *nn, la_semantic_stats *st) {
     la_semantic_params p;
     la_semantic_params_default(&p);
-    CHECK(p.use_gpu == 0, "the default is the CPU");
+    CHECK(p.exec == NULL, "the default is the CPU reference");
     p.threshold = 0.9;
     p.topk = 3;
     p.method = LA_SEMANTIC_TILES;
-    p.use_gpu = gpu;
+    la_exec x;
+    la_exec_init(&x, &la_backend_cuda, &la_backend_cpu, 0);
+    if (gpu) p.exec = &x;
     memset(st, 0, sizeof *st);
     CHECK_OK(la_semantic_find(t, h, emb, d, &p, out, nn, st));
 }
@@ -70,7 +73,7 @@ int main(void) {
         CHECK(sb.fallback[0] != 0, "the fallback says why");
         printf("fallback reason: %s\n", sb.fallback);
     }
-    CHECK(a.n == b.n && a.n > 0, "pairs: %zu on the CPU, %zu with use_gpu", a.n, b.n);
+    CHECK(a.n == b.n && a.n > 0, "pairs: %zu on the CPU, %zu through the CUDA exec", a.n, b.n);
     for (size_t i = 0; i < a.n && i < b.n; i++)
         CHECK(a.v[i].a == b.v[i].a && a.v[i].b == b.v[i].b && a.v[i].cosine == b.v[i].cosine,
               "pair %zu differs", i);

@@ -1,0 +1,37 @@
+/*
+ * keysort.h - sorting (key, row) entries by key, stably: the bucketing step of the near tier (LSH
+ * band keys, SimHash blocks and containment samples all become sorted multimaps, index/lsh.c).
+ *
+ * The CPU loop (keysort.c) is an LSD radix sort of four 16-bit digits; the CUDA twin (keysort.cu,
+ * declared in near_cuda.h) is CUB's radix sort over the same entries. Both are stable, so entries
+ * with equal keys keep their input order and the two give the same array, entry for entry.
+ *
+ * Not for: building the lookup table over the sorted entries (index/lsh.c).
+ */
+#ifndef LA_KEYSORT_H
+#define LA_KEYSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "leakaudit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One entry of a bucket table: a 64-bit key and the table row it came from. */
+typedef struct la_key_row {
+    uint64_t key;
+    uint32_t row;
+} la_key_row;
+
+/* Sort e[0..n) by key ascending, stably, in place. Allocates a scratch copy of the entries (the one
+ * allocation in kernels/ loops; freed before returning). Returns LA_ENOMEM, else LA_OK. Safe to call
+ * from many threads on different arrays. */
+la_status la_cpu_sort_key_rows(la_key_row *e, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LA_KEYSORT_H */
