@@ -81,13 +81,6 @@ void la_cli_free(la_cli *c)
 
 void la_cli_fail(const char *what) { fprintf(stderr, "leakaudit: %s\n", what); }
 
-double la_cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static la_status add_input(la_cli *c, const char *part, const char *path)
 {
     if (c->ninputs == LA_CLI_MAX_INPUTS) return la_error(LA_EINVAL, "too many input files (at most %d)", LA_CLI_MAX_INPUTS);

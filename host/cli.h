@@ -5,6 +5,7 @@
 #ifndef LA_CLI_H
 #define LA_CLI_H
 
+#include "la_time.h"
 #include "leakaudit.h"
 #include "load.h"
 #include "normalize.h"
@@ -105,8 +106,5 @@ la_status la_cli_load(la_cli *c, la_table *t, la_loader *L);
 
 /* Print "leakaudit: <message>" to stderr. */
 void la_cli_fail(const char *what);
-
-/* Elapsed seconds on a monotonic clock since an arbitrary point. */
-double la_cli_now(void);
 
 #endif /* LA_CLI_H */

@@ -277,7 +277,7 @@ int la_cmd_audit(int argc, char **argv)
     if (backend.note[0] && !c.quiet && aopt.backend == LA_BACKEND_AUTO && getenv("LEAKAUDIT_BACKEND"))
         fprintf(stderr, "leakaudit audit: warning: %s\n", backend.note);
 
-    double t0 = la_cli_now();
+    double t0 = la_now();
     la_table *t = NULL;
     la_loader L;
     memset(&L, 0, sizeof L);
@@ -290,7 +290,7 @@ int la_cmd_audit(int argc, char **argv)
     size_t ntimings = 0;
     la_status s = la_table_new(&t);
     if (s == LA_OK) s = la_cli_load(&c, t, &L);
-    double t1 = la_cli_now();
+    double t1 = la_now();
     timings[ntimings++] = (la_report_timing){"read_s", t1 - t0};
     uint32_t heldout = 0;
     if (s == LA_OK && la_table_find_part(t, c.heldout, &heldout) != LA_OK) {
@@ -304,12 +304,12 @@ int la_cmd_audit(int argc, char **argv)
     }
     if (s == LA_OK) s = check_sides(t, heldout);
     if (s == LA_OK) s = la_normalize_table(t, c.norm, c.threads);
-    double t2 = la_cli_now();
+    double t2 = la_now();
     timings[ntimings++] = (la_report_timing){"normalize_s", t2 - t1};
     la_audit_opts ao = {heldout, c.cutoff, aopt.resolve, aopt.max_cluster, aopt.link_grade};
     if (s == LA_OK) s = la_exact_find(t, heldout, &pairs, &ex);
     if (s == LA_OK) s = la_audit_evidence(t, &ao, &pairs, &a);
-    double t3 = la_cli_now();
+    double t3 = la_now();
     timings[ntimings++] = (la_report_timing){"links_s", t3 - t2};
     la_tier_out sem;
     memset(&sem, 0, sizeof sem);
@@ -320,7 +320,7 @@ int la_cmd_audit(int argc, char **argv)
     if (s == LA_OK && aopt.near.enabled) {
         s = la_tier_near(&aopt.near, t, heldout, c.threads, &pairs, &near);
         if (s == LA_OK) sections[nsections++] = (la_report_section){"near", near.json.p, near.md.p, NULL};
-        double t3b = la_cli_now();
+        double t3b = la_now();
         timings[ntimings++] = (la_report_timing){"near_s", t3b - t3};
         t3 = t3b;
     }
@@ -342,7 +342,7 @@ int la_cmd_audit(int argc, char **argv)
         }
         if (s == LA_OK && !strcmp(sem.backend, "gpu")) ran_on = "gpu";
         if (s == LA_OK) sections[nsections++] = (la_report_section){"semantic", sem.json.p, sem.md.p, sem.html.p};
-        double t3b = la_cli_now();
+        double t3b = la_now();
         timings[ntimings++] = (la_report_timing){"semantic_s", t3b - t3};
         t3 = t3b;
     }
@@ -357,7 +357,7 @@ int la_cmd_audit(int argc, char **argv)
         s = la_grade_pairs(t, &gp, &pairs, &gst);
     }
     if (s == LA_OK) {
-        double tg = la_cli_now();
+        double tg = la_now();
         timings[ntimings++] = (la_report_timing){"grade_s", tg - t3};
         t3 = tg;
         s = la_audit_decide(t, &ao, &pairs, ex.dup_of, &a);
@@ -399,7 +399,7 @@ int la_cmd_audit(int argc, char **argv)
         r.max_cluster = aopt.max_cluster;
         r.assumed_accuracy = 0.9;
         la_report_summarize(&r);
-        double t4 = la_cli_now();
+        double t4 = la_now();
         timings[ntimings++] = (la_report_timing){"decide_s", t4 - t3};
         timings[ntimings++] = (la_report_timing){"total_s", t4 - t0};
         r.timings = timings;

@@ -3,6 +3,7 @@
  * write the assignments, the manifests and a report.
  */
 #include "cli.h"
+#include "la_alloc.h"
 #include "commands.h"
 #include "exact.h"
 #include "groups.h"
@@ -212,7 +213,7 @@ int la_cmd_split(int argc, char **argv)
         return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
 
-    double t0 = la_cli_now();
+    double t0 = la_now();
     la_table *t = NULL;
     la_loader L;
     memset(&L, 0, sizeof L);
@@ -236,8 +237,8 @@ int la_cmd_split(int argc, char **argv)
     for (size_t k = 0; k < L.nrejects; k++) L.rejects[k].part = LA_NO_PART;
     size_t n = t ? la_table_nrows(t) : 0;
     if (s == LA_OK) {
-        a.out = malloc((n ? n : 1) * sizeof *a.out);
-        rep = malloc((n ? n : 1) * sizeof *rep);
+        a.out = la_malloc_n(n, sizeof *a.out);
+        rep = la_malloc_n(n, sizeof *rep);
         if (!a.out || !rep) s = la_error(LA_ENOMEM, "out of memory");
     }
     /* groups: families joined with exact copies (rows with text), so copies never straddle the split */
@@ -266,7 +267,7 @@ int la_cmd_split(int argc, char **argv)
         for (size_t i = 0; s == LA_OK && i < n; i++) a.out[i] = to_part[ts.set[i]];
     }
     if (s == LA_OK) {
-        la_report_timing timings[1] = {{"total_s", la_cli_now() - t0}};
+        la_report_timing timings[1] = {{"total_s", la_now() - t0}};
         la_report r;
         memset(&r, 0, sizeof r);
         r.command = "split";

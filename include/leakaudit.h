@@ -169,6 +169,34 @@ LA_API size_t la_table_nrows(const la_table *t);
 LA_API la_row *la_table_rows(la_table *t);
 LA_API const la_row *la_table_rows_const(const la_table *t);
 
+/* ---- inputs: files read and records rejected --------------------------------------------- */
+
+/* The partition of a reject whose partition is unknown. */
+#define LA_NO_PART UINT32_MAX
+
+
+/* One rejected record with every reason found in it. Strings are owned by whoever loaded it (the
+ * loader, or an la_result) and live as long as it. */
+typedef struct la_reject {
+    uint32_t file, line;
+    uint32_t part;        /* LA_NO_PART when the partition is unknown */
+    char *id;             /* NULL when absent */
+    char *raw;            /* the record as one line of JSON, or the raw line when unparseable */
+    char **reasons;       /* "FIELD: what was expected" */
+    size_t nreasons;
+} la_reject;
+
+/* One input file as it was read. */
+typedef struct la_file_info {
+    char *path;
+    const char *format;
+    const char *compression;
+    size_t bytes;          /* as stored */
+    size_t rows_read, rows_rejected;
+    int ids_generated;     /* the file has no id field: ids are BASENAME:LINE */
+    char blake2b_hex[65];
+} la_file_info;
+
 /* ---- links (pairs) ------------------------------------------------------------------------ */
 
 /* One link between two rows of different partitions (or of one partition, for within-partition
