@@ -1,5 +1,7 @@
 /* report.c - writers for the audit report files (see report.h and docs/report-schema.md). */
 #include "report.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 #include "report_model.h"
 
 #include <math.h>
@@ -546,13 +548,6 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
 
 /* ---- assignments.jsonl ---- */
 
-static const la_row *g_sort_rows; /* sort context */
-
-static int cmp_row_id(const void *x, const void *y)
-{
-    return strcmp(g_sort_rows[*(const uint32_t *)x].id, g_sort_rows[*(const uint32_t *)y].id);
-}
-
 /* One JSON string holding prefix followed by s. */
 static void json_prefixed(la_buf *b, const char *prefix, const char *s)
 {
@@ -573,7 +568,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     /* adjacency: for each row, its links (pairs are sorted by b, then a) */
     size_t *start = calloc(n + 1, sizeof *start);
     uint32_t *adj = malloc((2 * pairs->n + 1) * sizeof *adj);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     if (!start || !adj || !order) {
         free(start);
         free(adj);
@@ -582,7 +577,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     }
     for (size_t k = 0; k < pairs->n; k++) start[pairs->v[k].a + 1]++, start[pairs->v[k].b + 1]++;
     for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
-    size_t *fill = calloc(n ? n : 1, sizeof *fill);
+    size_t *fill = la_calloc_n(n, sizeof *fill);
     if (!fill) {
         free(start);
         free(adj);
@@ -596,8 +591,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     }
     free(fill);
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    g_sort_rows = rows;
-    qsort(order, n, sizeof *order, cmp_row_id);
+    la_sort_rows_by_id(order, n, rows);
     char date[11], cut[11];
     if (r->cutoff != LA_NO_DATE) la_date_format(r->cutoff, cut);
 
@@ -675,15 +669,19 @@ void la_report_rejected_assignments(const la_report *r, int with_split_in, la_bu
     }
 }
 
-static const uint32_t *g_cluster; /* sort context */
+typedef struct cluster_order {
+    const la_row *rows;
+    const uint32_t *cluster;
+} cluster_order;
 
-/* By cluster, then partition, then id. */
-static int cmp_cluster_row(const void *x, const void *y)
+/* Row indices by cluster, then partition, then id; ctx is a cluster_order. */
+static int cmp_cluster_row(const void *x, const void *y, void *ctx)
 {
+    const cluster_order *o = ctx;
     uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-    if (g_cluster[i] != g_cluster[j]) return g_cluster[i] < g_cluster[j] ? -1 : 1;
-    if (g_sort_rows[i].part != g_sort_rows[j].part) return g_sort_rows[i].part < g_sort_rows[j].part ? -1 : 1;
-    return strcmp(g_sort_rows[i].id, g_sort_rows[j].id);
+    if (o->cluster[i] != o->cluster[j]) return o->cluster[i] < o->cluster[j] ? -1 : 1;
+    if (o->rows[i].part != o->rows[j].part) return o->rows[i].part < o->rows[j].part ? -1 : 1;
+    return strcmp(o->rows[i].id, o->rows[j].id);
 }
 
 la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
@@ -691,7 +689,7 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
     const la_table *t = r->table;
     const la_row *rows = la_table_rows_const(t);
     size_t n = la_table_nrows(t), m = 0, nc = r->audit->nclusters;
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     uint32_t *kinds = calloc(nc + 1, sizeof *kinds);
     size_t *npairs = calloc(nc + 1, sizeof *npairs);
     if (!order || !kinds || !npairs) {
@@ -708,9 +706,8 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
     }
     for (size_t i = 0; i < n; i++)
         if (r->audit->cluster[i]) order[m++] = (uint32_t)i;
-    g_sort_rows = rows;
-    g_cluster = r->audit->cluster;
-    qsort(order, m, sizeof *order, cmp_cluster_row);
+    cluster_order co = {rows, r->audit->cluster};
+    la_sort(order, m, sizeof *order, cmp_cluster_row, &co);
     for (size_t g = 0; g < m;) {
         uint32_t c = r->audit->cluster[order[g]];
         size_t e = g;

@@ -7,6 +7,7 @@
  * mixed hashes (they index the table directly).
  */
 #include "lsh.h"
+#include "la_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,7 +73,7 @@ struct la_buckets {
 
 static la_status radix_sort(la_bucket_entry *e, size_t n)
 {
-    la_bucket_entry *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    la_bucket_entry *tmp = la_malloc_n(n, sizeof *tmp);
     if (!tmp) return la_error(LA_ENOMEM, "out of memory sorting %zu bucket entries", n);
     la_bucket_entry *src = e, *dst = tmp;
     size_t *count = malloc(65536 * sizeof *count);
