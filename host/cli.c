@@ -228,7 +228,7 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         return LA_OK;
     }
     }
-    return LA_EUNSUPPORTED;
+    return la_error(LA_EINVAL, "option %d is not an option of leakaudit %s", opt, c->command);
 }
 
 int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options, const char *help,
@@ -245,8 +245,11 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
         la_status s;
         if (opt == '?' || opt == ':')
             s = la_error(LA_EINVAL, "unknown option or missing value: %s", argv[optind - 1]);
-        else if ((s = fn(ctx, opt, opt == 1 ? NULL : options[longi].name, optarg)) == LA_EUNSUPPORTED)
-            s = la_cli_option(c, opt, optarg);
+        else {
+            int handled = 0;
+            s = fn(ctx, opt, opt == 1 ? NULL : options[longi].name, optarg, &handled);
+            if (!handled) s = la_cli_option(c, opt, optarg);
+        }
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit %s: %s (see leakaudit %s --help)\n", c->command, la_last_error(), c->command);
             return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;

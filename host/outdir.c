@@ -591,3 +591,12 @@ void la_outdir_abort(la_outdir *o)
     free(o->shown);
     memset(o, 0, sizeof *o);
 }
+
+la_status la_outdir_finish(la_outdir *o, la_status s)
+{
+    if (s != LA_OK) {
+        la_outdir_abort(o);
+        return s;
+    }
+    return la_outdir_commit(o);
+}

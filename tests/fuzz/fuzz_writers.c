@@ -11,7 +11,7 @@
 #include "json_strict.h"
 #include "load.h"
 #include "normalize.h"
-#include "report.h"
+#include "pipeline.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -100,32 +100,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (s == LA_OK) {
         la_report r;
-        memset(&r, 0, sizeof r);
-        r.command = "audit";
-        r.table = t;
-        r.files = L.files;
-        r.nfiles = L.nfiles;
-        r.rejects = L.rejects;
-        r.nrejects = L.nrejects;
+        la_report_init(&r, "audit", t, &L, &ex, NULL);
         r.pairs = &pairs;
         r.audit = &a;
-        r.dup_of = ex.dup_of;
-        r.ndup = ex.ndup;
-        r.exact_cross_groups = ex.ncross_groups;
-        r.conflict_rows = ex.conflict_rows;
-        r.conflict_start = ex.conflict_start;
-        r.nconflicts = ex.nconflicts;
         r.heldout = test;
         r.cutoff = 20000;
-        r.normalize = "nfkc";
-        r.on_invalid = "reject";
-        r.date_format = "canonical";
-        r.backend = "cpu";
-        r.backend_note = "";
-        la_gate_default(&r.gate);
-        r.resolve = LA_RESOLVE_QUARANTINE;
         r.max_cluster = 3;
-        r.assumed_accuracy = 0.9;
         la_report_summarize(&r);
         la_buf b = {0};
         b.n = 0;
