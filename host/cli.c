@@ -279,7 +279,7 @@ la_status la_cli_finish(la_cli *c)
     size_t npaths = 0;
     for (size_t k = 0; k < c->ninputs; k++) paths[npaths++] = c->inputs[k].path;
     for (size_t k = 0; k < c->nextra && npaths < sizeof paths / sizeof *paths; k++) paths[npaths++] = c->extra_inputs[k];
-    return la_outdir_check(c->out, paths, npaths);
+    return c->out ? la_outdir_check(c->out, paths, npaths) : LA_OK; /* NULL: the library's, no folder yet */
 }
 
 la_status la_cli_load(la_cli *c, la_table *t, la_loader *L)
