@@ -112,6 +112,7 @@ typedef struct pending {
     const char *base;
     const char *part;     /* fixed partition or NULL */
     int ids_generated;
+    int have_id;      /* the first pass found a record with the id field */
     char **reasons;
     size_t nreasons, capreasons;
     la_status st;         /* allocation failures */
@@ -501,16 +502,13 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     return la_table_append(t, &row, NULL);
 }
 
-/* First pass: does any record carry the id field? It stops at the first one that does (returning
- * LA_EUNSUPPORTED as "found"), so only a file without ids is read twice to the end. */
+/* First pass: does any record carry the id field? It stops at the first one that does (have_id
+ * ends la_records_each_until), so only a file without ids is read twice to the end. */
 static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                           const char *parse_error)
 {
     pending *p = ctx;
-    if (rec && get_path(rec, p->L->opts.id_field)) {
-        p->ids_generated = 0;
-        return LA_EUNSUPPORTED;
-    }
+    if (rec && get_path(rec, p->L->opts.id_field)) p->ids_generated = 0, p->have_id = 1;
     return LA_OK;
 }
 
@@ -553,8 +551,7 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
         uint32_t ignored;
         LA_TRY(la_table_part(L->table, part, &ignored));
     }
-    st = la_records_each(&in, path, fmt, &L->opts.limits, probe_id, &p);
-    if (st == LA_EUNSUPPORTED) st = LA_OK;
+    st = la_records_each_until(&in, path, fmt, &L->opts.limits, probe_id, &p, &p.have_id);
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated;
         st = la_records_each(&in, path, fmt, &L->opts.limits, on_record, &p);

@@ -7,7 +7,7 @@
  */
 #include "pipeline.h"
 
-#include <assert.h>
+#include "fuzz_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int quiet;
     if (!quiet) quiet = freopen("/dev/null", "w", stdout) != NULL; /* --help text */
     int rc = la_cli_parse(c, argc, argv, la_audit_options, "%s", la_audit_job_option, &job);
-    assert(rc == -1 || rc == LA_EXIT_CLEAN || rc == LA_EXIT_USAGE);
+    LA_FUZZ_CHECK(rc == -1 || rc == LA_EXIT_CLEAN || rc == LA_EXIT_USAGE);
     if (rc == -1) {
         la_status s = la_audit_job_finish(&job);
-        if (s != LA_OK) assert(la_last_error()[0] != '\0');
-        assert(c->nknown <= LA_CLI_MAX_PARTS && c->ninputs <= LA_CLI_MAX_INPUTS);
-        for (size_t k = 0; k < c->nknown; k++) assert(c->known[k] && c->known[k][0]);
+        if (s != LA_OK) LA_FUZZ_CHECK(la_last_error()[0] != '\0');
+        LA_FUZZ_CHECK(c->nknown <= LA_CLI_MAX_PARTS && c->ninputs <= LA_CLI_MAX_INPUTS);
+        for (size_t k = 0; k < c->nknown; k++) LA_FUZZ_CHECK(c->known[k] && c->known[k][0]);
     }
     la_audit_job_free(&job);
     return 0;
