@@ -83,23 +83,10 @@ void la_report_timings_json(const la_report *r, la_buf *b)
 
 /* ---- report.json ---- */
 
-la_status la_report_json(const la_report *r, la_buf *b)
+/* report.json "parameters": the settings the run was made with, as given. */
+static void json_parameters(const la_report *r, la_buf *b)
 {
-    const la_table *t = r->table;
-    const la_row *rows = la_table_rows_const(t);
-    size_t n = la_table_nrows(t);
-    size_t orphans;
-    la_part_counts *pc = la_report_count_parts(r, &orphans);
-    if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.json");
     char date[11];
-
-    la_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"tool\": {\"name\": \"leakaudit\", \"version\": ",
-                  LA_REPORT_SCHEMA_VERSION);
-    la_buf_json_str(b, la_version());
-    la_buf_puts(b, "},\n  \"command\": ");
-    la_buf_json_str(b, r->command);
-
-    /* parameters */
     la_buf_puts(b, ",\n  \"parameters\": {\"heldout\": ");
     la_buf_json_str(b, part_name(r, r->heldout));
     la_buf_puts(b, ", \"cutoff\": ");
@@ -130,10 +117,14 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_json_str(b, r->param_values[k]);
     }
     la_buf_puts(b, "},\n");
-    la_report_inputs_json(r, b);
+}
 
-
-    /* counts */
+/* report.json "counts": rows read, placed, rejected and quarantined, overall and per partition. */
+static void json_counts(const la_report *r, const la_part_counts *pc, size_t orphans, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    size_t n = la_table_nrows(t);
     size_t placed = n, rejected = r->nrejects, quarantined = 0, empty = 0;
     for (size_t i = 0; i < n; i++) {
         if (r->audit->out[i] == LA_OUT_QUARANTINE) quarantined++;
@@ -150,21 +141,13 @@ la_status la_report_json(const la_report *r, la_buf *b)
                       pc[p].kept, pc[p].quarantined, pc[p].rejected);
     }
     la_buf_puts(b, "}},\n");
+}
 
-    /* findings */
-    la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"gating_pairs\": %zu,\n    \"heldout_rows_compared\": %zu,\n"
-                     "    \"pairs_by_kind\": {",
-                  r->pairs->n, la_report_gating_pairs(r), r->heldout_compared);
-    for (int i = 0; i < LA_KIND_COUNT; i++)
-        la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
-    la_buf_puts(b, "},\n    \"pairs_by_grade\": {");
-    for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
-        la_buf_printf(b, "%s\"%s\": %zu", g < LA_GRADE_COPY ? ", " : "", la_grade_name(g), la_report_grade_count(r, 0, g));
-    la_buf_printf(b, ", \"held_related_by_numbers\": %zu", r->template_numbers);
-    la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
-                     "\"label_conflicts\": %zu},\n",
-                  r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
-
+/* findings.families: families that cross the boundary or span the cutoff, members per partition. */
+static void json_families(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
     la_buf_puts(b, "    \"families\": [");
     for (size_t f = 0; f < r->audit->nfamilies; f++) {
         const la_family_finding *ff = &r->audit->families[f];
@@ -188,7 +171,14 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_puts(b, "]}}");
     }
     la_buf_puts(b, r->audit->nfamilies ? "\n    ],\n" : "],\n");
+}
 
+/* findings.time: rows dated on the wrong side of the cutoff. */
+static void json_time(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    char date[11];
     la_buf_puts(b, "    \"time\": [");
     for (size_t k = 0; k < r->audit->ntime; k++) {
         const la_row *row = &rows[r->audit->time_rows[k]];
@@ -202,7 +192,13 @@ la_status la_report_json(const la_report *r, la_buf *b)
                                               : "seen row dated on or after the cutoff");
     }
     la_buf_puts(b, r->audit->ntime ? "\n    ],\n" : "],\n");
+}
 
+/* findings.label_conflicts: groups of same-text rows with different labels. */
+static void json_label_conflicts(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
     la_buf_puts(b, "    \"label_conflicts\": [");
     for (size_t g = 0; g < r->nconflicts; g++) {
         la_buf_puts(b, g ? ",\n      [" : "\n      [");
@@ -219,7 +215,12 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_putc(b, ']');
     }
     la_buf_puts(b, r->nconflicts ? "\n    ],\n" : "],\n");
+}
 
+/* findings.suspect_clusters: clusters over --max-cluster rows and their weakest links. */
+static void json_suspects(const la_report *r, la_buf *b)
+{
+    const la_row *rows = la_table_rows_const(r->table);
     la_buf_puts(b, "    \"suspect_clusters\": [");
     for (size_t k = 0; k < r->audit->nsuspects; k++) {
         const la_suspect *sus = &r->audit->suspects[k];
@@ -240,16 +241,12 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_puts(b, "]}");
     }
     la_buf_puts(b, r->audit->nsuspects ? "\n    ]" : "]");
-    for (size_t k = 0; k < r->nsections; k++)
-        if (r->sections[k].json) {
-            la_buf_puts(b, ",\n    ");
-            la_buf_json_str(b, r->sections[k].name);
-            la_buf_puts(b, ": ");
-            la_buf_puts(b, r->sections[k].json);
-        }
-    la_buf_puts(b, "\n  },\n");
+}
 
-    /* statistics */
+/* report.json "statistics": the held-out intervals before and after quarantine, and what a random
+ * split would have mixed. */
+static void json_statistics(const la_report *r, la_buf *b)
+{
     la_heldout_stats s;
     if (la_report_heldout_stats(r, &s) != LA_OK) b->failed = 1; /* out of memory */
     double p = s.scored_before ? s.acc_before : r->assumed_accuracy;
@@ -273,7 +270,52 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_puts(b, ", \"expected_mixed_groups\": ");
     la_buf_json_num(b, s.expected_mixed);
     la_buf_printf(b, ", \"observed_mixed_groups\": %zu}\n  },\n", s.observed_mixed);
+}
 
+la_status la_report_json(const la_report *r, la_buf *b)
+{
+    size_t orphans;
+    la_part_counts *pc = la_report_count_parts(r, &orphans);
+    if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.json");
+
+    la_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"tool\": {\"name\": \"leakaudit\", \"version\": ",
+                  LA_REPORT_SCHEMA_VERSION);
+    la_buf_json_str(b, la_version());
+    la_buf_puts(b, "},\n  \"command\": ");
+    la_buf_json_str(b, r->command);
+
+    json_parameters(r, b);
+    la_report_inputs_json(r, b);
+    json_counts(r, pc, orphans, b);
+
+    /* findings */
+    la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"gating_pairs\": %zu,\n    \"heldout_rows_compared\": %zu,\n"
+                     "    \"pairs_by_kind\": {",
+                  r->pairs->n, la_report_gating_pairs(r), r->heldout_compared);
+    for (int i = 0; i < LA_KIND_COUNT; i++)
+        la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
+    la_buf_puts(b, "},\n    \"pairs_by_grade\": {");
+    for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
+        la_buf_printf(b, "%s\"%s\": %zu", g < LA_GRADE_COPY ? ", " : "", la_grade_name(g), la_report_grade_count(r, 0, g));
+    la_buf_printf(b, ", \"held_related_by_numbers\": %zu", r->template_numbers);
+    la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
+                     "\"label_conflicts\": %zu},\n",
+                  r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
+
+    json_families(r, b);
+    json_time(r, b);
+    json_label_conflicts(r, b);
+    json_suspects(r, b);
+    for (size_t k = 0; k < r->nsections; k++)
+        if (r->sections[k].json) {
+            la_buf_puts(b, ",\n    ");
+            la_buf_json_str(b, r->sections[k].name);
+            la_buf_puts(b, ": ");
+            la_buf_puts(b, r->sections[k].json);
+        }
+    la_buf_puts(b, "\n  },\n");
+
+    json_statistics(r, b);
     la_buf_printf(b, "  \"leaks\": %s,\n  \"exit_code\": %d,\n  ", r->leaks ? "true" : "false", r->exit_code);
     la_report_timings_json(r, b);
     la_buf_puts(b, "\n}\n");
