@@ -3,14 +3,18 @@
 #   make test   build and run the whole ctest suite
 #   make test-sanitize  the same suite built with AddressSanitizer and UBSan; any report fails it
 #   make fuzz   every libFuzzer target for 60 s, the library instrumented (same build)
+#   make install  build Release and install it (cmake --install) under PREFIX (default /usr/local)
 BUILD ?= build
 SAN_BUILD ?= build-sanitize
 SAN_ENV = ASAN_OPTIONS=halt_on_error=1:exitcode=86:detect_leaks=1:strict_string_checks=1 \
           UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=86
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO_OUT ?= out/demo
+PREFIX ?= /usr/local
+# CI's targets (test, test-sanitize, fuzz) treat compiler warnings as errors
+WERROR ?= ON
 
-.PHONY: all deps configure build demo test san-build test-sanitize fuzz bench clean
+.PHONY: all deps configure build demo test install san-build test-sanitize fuzz bench clean
 
 all: build
 
@@ -18,7 +22,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DLA_WERROR=$(WERROR) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j$(JOBS)
@@ -34,8 +38,12 @@ demo: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
 # One clang build for both (CUDA off: the sanitizers do not see into device code): the library,
-# the program and the tests with AddressSanitizer, UBSan and libFuzzer's coverage instrumentation.
+# the program and the tests with AddressSanitizer and UBSan (LA_SANITIZE) and libFuzzer's coverage
+# instrumentation (LA_LIBFUZZER).
 # test-sanitize runs the whole suite there, any sanitizer report failing it; fuzz runs every
 # libFuzzer target for FUZZ_SECONDS from the committed corpus.
 FUZZ_SECONDS ?= 60
@@ -43,7 +51,8 @@ SAN_CC ?= clang-14
 SAN_CXX ?= clang++-14
 
 san-build: deps
-	@cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLA_WITH_CUDA=OFF -DLA_LIBFUZZER=ON \
+	@cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLA_WITH_CUDA=OFF \
+	    -DLA_SANITIZE=address,undefined -DLA_LIBFUZZER=ON -DLA_WERROR=$(WERROR) \
 	    -DCMAKE_C_COMPILER=$(SAN_CC) -DCMAKE_CXX_COMPILER=$(SAN_CXX) >/dev/null
 	@cmake --build $(SAN_BUILD) -j$(JOBS)
 

@@ -1,25 +1,22 @@
 /* audit.c - family and time evidence, leak clusters and outcomes (see audit.h). */
 #include "audit.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 #include "unionfind.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const la_row *g_rows; /* sort context */
-
-static int cmp_family(const void *x, const void *y)
+/* Row indices by family, then partition, then id; ctx is the rows. */
+static int cmp_family(const void *x, const void *y, void *ctx)
 {
-    const la_row *a = &g_rows[*(const uint32_t *)x], *b = &g_rows[*(const uint32_t *)y];
+    const la_row *rows = ctx;
+    const la_row *a = &rows[*(const uint32_t *)x], *b = &rows[*(const uint32_t *)y];
     int c = strcmp(a->family, b->family);
     if (c) return c;
     if (a->part != b->part) return a->part < b->part ? -1 : 1;
     return strcmp(a->id, b->id);
-}
-
-static int cmp_id(const void *x, const void *y)
-{
-    return strcmp(g_rows[*(const uint32_t *)x].id, g_rows[*(const uint32_t *)y].id);
 }
 
 static int is_time_leak(const la_row *r, const la_audit_opts *o)
@@ -100,8 +97,8 @@ la_status la_audit_evidence(const la_table *t, const la_audit_opts *o, la_pairs 
     memset(a, 0, sizeof *a);
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    a->time_rows = malloc((n ? n : 1) * sizeof *a->time_rows);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
+    a->time_rows = la_malloc_n(n, sizeof *a->time_rows);
     if (!order || !a->time_rows) {
         free(order);
         la_audit_free(a);
@@ -112,9 +109,8 @@ la_status la_audit_evidence(const la_table *t, const la_audit_opts *o, la_pairs 
         if (rows[i].family) order[m++] = (uint32_t)i;
         if (is_time_leak(&rows[i], o)) a->time_rows[a->ntime++] = (uint32_t)i;
     }
-    g_rows = rows;
-    qsort(order, m, sizeof *order, cmp_family);
-    qsort(a->time_rows, a->ntime, sizeof *a->time_rows, cmp_id);
+    la_sort(order, m, sizeof *order, cmp_family, (void *)rows);
+    la_sort_rows_by_id(a->time_rows, a->ntime, rows);
 
     la_status st = LA_OK;
     size_t capf = 0;
@@ -174,13 +170,12 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
 {
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
-    size_t sz = (n ? n : 1) * sizeof(uint32_t);
-    a->out = malloc(sz);
-    a->why = calloc(n ? n : 1, sizeof(uint32_t));
-    a->link_kinds = calloc(n ? n : 1, sizeof(uint32_t));
-    a->cluster = calloc(n ? n : 1, sizeof(uint32_t));
-    uint32_t *parent = malloc(sz);
-    uint32_t *roots = malloc(sz);
+    a->out = la_malloc_n(n, sizeof(uint32_t));
+    a->why = la_calloc_n(n, sizeof(uint32_t));
+    a->link_kinds = la_calloc_n(n, sizeof(uint32_t));
+    a->cluster = la_calloc_n(n, sizeof(uint32_t));
+    uint32_t *parent = la_malloc_n(n, sizeof(uint32_t));
+    uint32_t *roots = la_malloc_n(n, sizeof(uint32_t));
     if (!a->out || !a->why || !a->link_kinds || !a->cluster || !parent || !roots) {
         free(parent);
         free(roots);
@@ -208,9 +203,8 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
     size_t nroots = 0;
     for (size_t i = 0; i < n; i++)
         if (a->link_kinds[i] && la_uf_find(parent, (uint32_t)i) == i) roots[nroots++] = (uint32_t)i;
-    g_rows = rows;
-    qsort(roots, nroots, sizeof *roots, cmp_id);
-    uint32_t *num = parent == NULL ? NULL : calloc(n ? n : 1, sizeof(uint32_t));
+    la_sort_rows_by_id(roots, nroots, rows);
+    uint32_t *num = parent == NULL ? NULL : la_calloc_n(n, sizeof(uint32_t));
     if (!num) {
         free(parent);
         free(roots);
@@ -295,18 +289,18 @@ la_status la_audit_decide(const la_table *t, const la_audit_opts *o, la_pairs *p
     return LA_OK;
 }
 
-static int cmp_pair_ids(const void *x, const void *y)
+/* Pairs by held-out id, then seen id; ctx is the rows. */
+static int cmp_pair_ids(const void *x, const void *y, void *ctx)
 {
+    const la_row *rows = ctx;
     const la_pair *p = x, *q = y;
-    int c = strcmp(g_rows[p->b].id, g_rows[q->b].id);
-    return c ? c : strcmp(g_rows[p->a].id, g_rows[q->a].id);
+    int c = strcmp(rows[p->b].id, rows[q->b].id);
+    return c ? c : strcmp(rows[p->a].id, rows[q->a].id);
 }
 
 void la_audit_sort_pairs(const la_table *t, la_pairs *pairs)
 {
-    if (pairs->n < 2) return; /* qsort needs a valid pointer even for no pairs */
-    g_rows = la_table_rows_const(t);
-    qsort(pairs->v, pairs->n, sizeof *pairs->v, cmp_pair_ids);
+    la_sort(pairs->v, pairs->n, sizeof *pairs->v, cmp_pair_ids, (void *)la_table_rows_const(t));
 }
 
 double la_stat_ci95(double p, size_t n)

@@ -10,7 +10,7 @@
 #include "leakaudit.h"
 
 /* Where a row goes: a partition index, or one of these. */
-#define LA_OUT_QUARANTINE UINT32_MAX
+#define LA_OUT_QUARANTINE LA_OUTCOME_QUARANTINE
 
 /* Reason bits of a row's outcome. */
 enum {

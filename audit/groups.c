@@ -1,15 +1,17 @@
 /* groups.c - families joined with copy links into groups (see groups.h). */
 #include "groups.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 #include "unionfind.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const la_row *g_rows; /* sort context */
-
-static int cmp_family(const void *x, const void *y)
+/* Row indices by family; ctx is the rows. */
+static int cmp_family(const void *x, const void *y, void *ctx)
 {
-    const la_row *a = &g_rows[*(const uint32_t *)x], *b = &g_rows[*(const uint32_t *)y];
+    const la_row *rows = ctx;
+    const la_row *a = &rows[*(const uint32_t *)x], *b = &rows[*(const uint32_t *)y];
     return strcmp(a->family, b->family);
 }
 
@@ -17,15 +19,14 @@ la_status la_groups_build(const la_table *t, const la_pairs *links, uint32_t *re
 {
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     if (!order) return la_error(LA_ENOMEM, "out of memory grouping %zu rows", n);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         rep[i] = (uint32_t)i;
         if (rows[i].family) order[m++] = (uint32_t)i;
     }
-    g_rows = rows;
-    qsort(order, m, sizeof *order, cmp_family);
+    la_sort(order, m, sizeof *order, cmp_family, (void *)rows);
     for (size_t k = 1; k < m; k++)
         if (strcmp(rows[order[k]].family, rows[order[k - 1]].family) == 0) la_uf_union(rep, rows, order[k], order[k - 1]);
     if (links)

@@ -1,5 +1,7 @@
 /* report.c - writers for the audit report files (see report.h and docs/report-schema.md). */
 #include "report.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 #include "report_model.h"
 
 #include <math.h>
@@ -81,23 +83,10 @@ void la_report_timings_json(const la_report *r, la_buf *b)
 
 /* ---- report.json ---- */
 
-la_status la_report_json(const la_report *r, la_buf *b)
+/* report.json "parameters": the settings the run was made with, as given. */
+static void json_parameters(const la_report *r, la_buf *b)
 {
-    const la_table *t = r->table;
-    const la_row *rows = la_table_rows_const(t);
-    size_t n = la_table_nrows(t);
-    size_t orphans;
-    la_part_counts *pc = la_report_count_parts(r, &orphans);
-    if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.json");
     char date[11];
-
-    la_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"tool\": {\"name\": \"leakaudit\", \"version\": ",
-                  LA_REPORT_SCHEMA_VERSION);
-    la_buf_json_str(b, la_version());
-    la_buf_puts(b, "},\n  \"command\": ");
-    la_buf_json_str(b, r->command);
-
-    /* parameters */
     la_buf_puts(b, ",\n  \"parameters\": {\"heldout\": ");
     la_buf_json_str(b, part_name(r, r->heldout));
     la_buf_puts(b, ", \"cutoff\": ");
@@ -128,10 +117,14 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_json_str(b, r->param_values[k]);
     }
     la_buf_puts(b, "},\n");
-    la_report_inputs_json(r, b);
+}
 
-
-    /* counts */
+/* report.json "counts": rows read, placed, rejected and quarantined, overall and per partition. */
+static void json_counts(const la_report *r, const la_part_counts *pc, size_t orphans, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    size_t n = la_table_nrows(t);
     size_t placed = n, rejected = r->nrejects, quarantined = 0, empty = 0;
     for (size_t i = 0; i < n; i++) {
         if (r->audit->out[i] == LA_OUT_QUARANTINE) quarantined++;
@@ -148,21 +141,13 @@ la_status la_report_json(const la_report *r, la_buf *b)
                       pc[p].kept, pc[p].quarantined, pc[p].rejected);
     }
     la_buf_puts(b, "}},\n");
+}
 
-    /* findings */
-    la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"gating_pairs\": %zu,\n    \"heldout_rows_compared\": %zu,\n"
-                     "    \"pairs_by_kind\": {",
-                  r->pairs->n, la_report_gating_pairs(r), r->heldout_compared);
-    for (int i = 0; i < LA_KIND_COUNT; i++)
-        la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
-    la_buf_puts(b, "},\n    \"pairs_by_grade\": {");
-    for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
-        la_buf_printf(b, "%s\"%s\": %zu", g < LA_GRADE_COPY ? ", " : "", la_grade_name(g), la_report_grade_count(r, 0, g));
-    la_buf_printf(b, ", \"held_related_by_numbers\": %zu, \"near_by_slots\": %zu", r->template_numbers, r->slot_upgrades);
-    la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
-                     "\"label_conflicts\": %zu},\n",
-                  r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
-
+/* findings.families: families that cross the boundary or span the cutoff, members per partition. */
+static void json_families(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
     la_buf_puts(b, "    \"families\": [");
     for (size_t f = 0; f < r->audit->nfamilies; f++) {
         const la_family_finding *ff = &r->audit->families[f];
@@ -186,7 +171,14 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_puts(b, "]}}");
     }
     la_buf_puts(b, r->audit->nfamilies ? "\n    ],\n" : "],\n");
+}
 
+/* findings.time: rows dated on the wrong side of the cutoff. */
+static void json_time(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
+    char date[11];
     la_buf_puts(b, "    \"time\": [");
     for (size_t k = 0; k < r->audit->ntime; k++) {
         const la_row *row = &rows[r->audit->time_rows[k]];
@@ -200,7 +192,13 @@ la_status la_report_json(const la_report *r, la_buf *b)
                                               : "seen row dated on or after the cutoff");
     }
     la_buf_puts(b, r->audit->ntime ? "\n    ],\n" : "],\n");
+}
 
+/* findings.label_conflicts: groups of same-text rows with different labels. */
+static void json_label_conflicts(const la_report *r, la_buf *b)
+{
+    const la_table *t = r->table;
+    const la_row *rows = la_table_rows_const(t);
     la_buf_puts(b, "    \"label_conflicts\": [");
     for (size_t g = 0; g < r->nconflicts; g++) {
         la_buf_puts(b, g ? ",\n      [" : "\n      [");
@@ -217,7 +215,12 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_putc(b, ']');
     }
     la_buf_puts(b, r->nconflicts ? "\n    ],\n" : "],\n");
+}
 
+/* findings.suspect_clusters: clusters over --max-cluster rows and their weakest links. */
+static void json_suspects(const la_report *r, la_buf *b)
+{
+    const la_row *rows = la_table_rows_const(r->table);
     la_buf_puts(b, "    \"suspect_clusters\": [");
     for (size_t k = 0; k < r->audit->nsuspects; k++) {
         const la_suspect *sus = &r->audit->suspects[k];
@@ -238,16 +241,12 @@ la_status la_report_json(const la_report *r, la_buf *b)
         la_buf_puts(b, "]}");
     }
     la_buf_puts(b, r->audit->nsuspects ? "\n    ]" : "]");
-    for (size_t k = 0; k < r->nsections; k++)
-        if (r->sections[k].json) {
-            la_buf_puts(b, ",\n    ");
-            la_buf_json_str(b, r->sections[k].name);
-            la_buf_puts(b, ": ");
-            la_buf_puts(b, r->sections[k].json);
-        }
-    la_buf_puts(b, "\n  },\n");
+}
 
-    /* statistics */
+/* report.json "statistics": the held-out intervals before and after quarantine, and what a random
+ * split would have mixed. */
+static void json_statistics(const la_report *r, la_buf *b)
+{
     la_heldout_stats s;
     if (la_report_heldout_stats(r, &s) != LA_OK) b->failed = 1; /* out of memory */
     double p = s.scored_before ? s.acc_before : r->assumed_accuracy;
@@ -271,7 +270,52 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_puts(b, ", \"expected_mixed_groups\": ");
     la_buf_json_num(b, s.expected_mixed);
     la_buf_printf(b, ", \"observed_mixed_groups\": %zu}\n  },\n", s.observed_mixed);
+}
 
+la_status la_report_json(const la_report *r, la_buf *b)
+{
+    size_t orphans;
+    la_part_counts *pc = la_report_count_parts(r, &orphans);
+    if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.json");
+
+    la_buf_printf(b, "{\n  \"schema_version\": %d,\n  \"tool\": {\"name\": \"leakaudit\", \"version\": ",
+                  LA_REPORT_SCHEMA_VERSION);
+    la_buf_json_str(b, la_version());
+    la_buf_puts(b, "},\n  \"command\": ");
+    la_buf_json_str(b, r->command);
+
+    json_parameters(r, b);
+    la_report_inputs_json(r, b);
+    json_counts(r, pc, orphans, b);
+
+    /* findings */
+    la_buf_printf(b, "  \"findings\": {\n    \"pairs\": %zu,\n    \"gating_pairs\": %zu,\n    \"heldout_rows_compared\": %zu,\n"
+                     "    \"pairs_by_kind\": {",
+                  r->pairs->n, la_report_gating_pairs(r), r->heldout_compared);
+    for (int i = 0; i < LA_KIND_COUNT; i++)
+        la_buf_printf(b, "%s\"%s\": %zu", i ? ", " : "", la_kind_name(1u << i), la_report_kind_count(r, 1u << i));
+    la_buf_puts(b, "},\n    \"pairs_by_grade\": {");
+    for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
+        la_buf_printf(b, "%s\"%s\": %zu", g < LA_GRADE_COPY ? ", " : "", la_grade_name(g), la_report_grade_count(r, 0, g));
+    la_buf_printf(b, ", \"held_related_by_numbers\": %zu, \"near_by_slots\": %zu", r->template_numbers, r->slot_upgrades);
+    la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
+                     "\"label_conflicts\": %zu},\n",
+                  r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);
+
+    json_families(r, b);
+    json_time(r, b);
+    json_label_conflicts(r, b);
+    json_suspects(r, b);
+    for (size_t k = 0; k < r->nsections; k++)
+        if (r->sections[k].json) {
+            la_buf_puts(b, ",\n    ");
+            la_buf_json_str(b, r->sections[k].name);
+            la_buf_puts(b, ": ");
+            la_buf_puts(b, r->sections[k].json);
+        }
+    la_buf_puts(b, "\n  },\n");
+
+    json_statistics(r, b);
     la_buf_printf(b, "  \"leaks\": %s,\n  \"exit_code\": %d,\n  ", r->leaks ? "true" : "false", r->exit_code);
     la_report_timings_json(r, b);
     la_buf_puts(b, "\n}\n");
@@ -547,13 +591,6 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
 
 /* ---- assignments.jsonl ---- */
 
-static const la_row *g_sort_rows; /* sort context */
-
-static int cmp_row_id(const void *x, const void *y)
-{
-    return strcmp(g_sort_rows[*(const uint32_t *)x].id, g_sort_rows[*(const uint32_t *)y].id);
-}
-
 /* One JSON string holding prefix followed by s. */
 static void json_prefixed(la_buf *b, const char *prefix, const char *s)
 {
@@ -574,7 +611,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     /* adjacency: for each row, its links (pairs are sorted by b, then a) */
     size_t *start = calloc(n + 1, sizeof *start);
     uint32_t *adj = malloc((2 * pairs->n + 1) * sizeof *adj);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     if (!start || !adj || !order) {
         free(start);
         free(adj);
@@ -583,7 +620,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     }
     for (size_t k = 0; k < pairs->n; k++) start[pairs->v[k].a + 1]++, start[pairs->v[k].b + 1]++;
     for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
-    size_t *fill = calloc(n ? n : 1, sizeof *fill);
+    size_t *fill = la_calloc_n(n, sizeof *fill);
     if (!fill) {
         free(start);
         free(adj);
@@ -597,8 +634,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     }
     free(fill);
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    g_sort_rows = rows;
-    qsort(order, n, sizeof *order, cmp_row_id);
+    la_sort_rows_by_id(order, n, rows);
     char date[11], cut[11];
     if (r->cutoff != LA_NO_DATE) la_date_format(r->cutoff, cut);
 
@@ -676,15 +712,19 @@ void la_report_rejected_assignments(const la_report *r, int with_split_in, la_bu
     }
 }
 
-static const uint32_t *g_cluster; /* sort context */
+typedef struct cluster_order {
+    const la_row *rows;
+    const uint32_t *cluster;
+} cluster_order;
 
-/* By cluster, then partition, then id. */
-static int cmp_cluster_row(const void *x, const void *y)
+/* Row indices by cluster, then partition, then id; ctx is a cluster_order. */
+static int cmp_cluster_row(const void *x, const void *y, void *ctx)
 {
+    const cluster_order *o = ctx;
     uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-    if (g_cluster[i] != g_cluster[j]) return g_cluster[i] < g_cluster[j] ? -1 : 1;
-    if (g_sort_rows[i].part != g_sort_rows[j].part) return g_sort_rows[i].part < g_sort_rows[j].part ? -1 : 1;
-    return strcmp(g_sort_rows[i].id, g_sort_rows[j].id);
+    if (o->cluster[i] != o->cluster[j]) return o->cluster[i] < o->cluster[j] ? -1 : 1;
+    if (o->rows[i].part != o->rows[j].part) return o->rows[i].part < o->rows[j].part ? -1 : 1;
+    return strcmp(o->rows[i].id, o->rows[j].id);
 }
 
 la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
@@ -692,7 +732,7 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
     const la_table *t = r->table;
     const la_row *rows = la_table_rows_const(t);
     size_t n = la_table_nrows(t), m = 0, nc = r->audit->nclusters;
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     uint32_t *kinds = calloc(nc + 1, sizeof *kinds);
     size_t *npairs = calloc(nc + 1, sizeof *npairs);
     if (!order || !kinds || !npairs) {
@@ -709,9 +749,8 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
     }
     for (size_t i = 0; i < n; i++)
         if (r->audit->cluster[i]) order[m++] = (uint32_t)i;
-    g_sort_rows = rows;
-    g_cluster = r->audit->cluster;
-    qsort(order, m, sizeof *order, cmp_cluster_row);
+    cluster_order co = {rows, r->audit->cluster};
+    la_sort(order, m, sizeof *order, cmp_cluster_row, &co);
     for (size_t g = 0; g < m;) {
         uint32_t c = r->audit->cluster[order[g]];
         size_t e = g;

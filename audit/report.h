@@ -11,29 +11,6 @@
 #include "leakaudit.h"
 
 #define LA_REPORT_SCHEMA_VERSION 2
-#define LA_NO_PART UINT32_MAX
-
-/* One rejected record with every reason found in it. */
-typedef struct la_reject {
-    uint32_t file, line;
-    uint32_t part;        /* LA_NO_PART when the partition is unknown */
-    char *id;             /* NULL when absent */
-    char *raw;            /* the record as one line of JSON, or the raw line when unparseable */
-    char **reasons;       /* "FIELD: what was expected" */
-    size_t nreasons;
-} la_reject;
-
-/* One input file. */
-typedef struct la_file_info {
-    char *path;
-    const char *format;
-    const char *compression;
-    size_t bytes;          /* as stored */
-    size_t rows_read, rows_rejected;
-    int ids_generated;     /* the file has no id field: ids are BASENAME:LINE */
-    char blake2b_hex[65];
-} la_file_info;
-
 /* A named block that a later tier contributes: `json` is a complete JSON value placed under
  * findings.<name>; `md` is Markdown appended to report.md; `html` goes into report.html. Any may
  * be NULL. */

@@ -3,6 +3,8 @@
  * held-out statistics, counts per kind, and the leaks ranked for display.
  */
 #include "report_model.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,7 +13,7 @@
 la_part_counts *la_report_count_parts(const la_report *r, size_t *norphan_rejects)
 {
     uint32_t np = la_table_npart(r->table);
-    la_part_counts *c = calloc(np ? np : 1, sizeof *c);
+    la_part_counts *c = la_calloc_n(np, sizeof *c);
     if (!c) return NULL;
     const la_row *rows = la_table_rows_const(r->table);
     size_t n = la_table_nrows(r->table);
@@ -187,11 +189,11 @@ static int pair_rank(uint32_t kinds, int grade)
     return 4;
 }
 
-static const la_pairs *g_pairs; /* sort context */
-
-static int cmp_rank(const void *x, const void *y)
+/* Pair indices by rank, then position; ctx is the pair list. */
+static int cmp_rank(const void *x, const void *y, void *ctx)
 {
-    const la_pair *a = &g_pairs->v[*(const size_t *)x], *b = &g_pairs->v[*(const size_t *)y];
+    const la_pairs *pairs = ctx;
+    const la_pair *a = &pairs->v[*(const size_t *)x], *b = &pairs->v[*(const size_t *)y];
     int ra = pair_rank(a->kinds, a->grade), rb = pair_rank(b->kinds, b->grade);
     if (ra != rb) return ra - rb;
     return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
@@ -199,11 +201,10 @@ static int cmp_rank(const void *x, const void *y)
 
 size_t *la_report_ranked_pairs(const la_report *r)
 {
-    size_t *idx = malloc((r->pairs->n ? r->pairs->n : 1) * sizeof *idx);
+    size_t *idx = la_malloc_n(r->pairs->n, sizeof *idx);
     if (!idx) return NULL;
     for (size_t k = 0; k < r->pairs->n; k++) idx[k] = k;
-    g_pairs = r->pairs;
-    qsort(idx, r->pairs->n, sizeof *idx, cmp_rank);
+    la_sort(idx, r->pairs->n, sizeof *idx, cmp_rank, (void *)r->pairs);
     return idx;
 }
 

@@ -1,5 +1,7 @@
 /* split.c - the chronological split rule and its reports (see split.h). */
 #include "split.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 
 #include "groups.h"
 #include "report_model.h"
@@ -7,15 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const la_row *g_rows; /* sort context */
-static const uint32_t *g_rep;
+typedef struct group_order {
+    const la_row *rows;
+    const uint32_t *rep;
+} group_order;
 
-/* By group (its smallest id), then by id: the group's first member is its representative. */
-static int cmp_group_key(const void *x, const void *y)
+/* By group (its smallest id), then by id: the group's first member is its representative. ctx is
+ * a group_order. */
+static int cmp_group_key(const void *x, const void *y, void *ctx)
 {
+    const group_order *o = ctx;
     uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-    if (g_rep[i] != g_rep[j]) return strcmp(g_rows[g_rep[i]].id, g_rows[g_rep[j]].id);
-    return strcmp(g_rows[i].id, g_rows[j].id);
+    if (o->rep[i] != o->rep[j]) return strcmp(o->rows[o->rep[i]].id, o->rows[o->rep[j]].id);
+    return strcmp(o->rows[i].id, o->rows[j].id);
 }
 
 void la_split_free(la_split *sp)
@@ -32,10 +38,10 @@ la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff
     memset(sp, 0, sizeof *sp);
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    sp->groups = malloc((n ? n : 1) * sizeof *sp->groups);
-    sp->group_of = malloc((n ? n : 1) * sizeof *sp->group_of);
-    uint32_t *own_rep = rep ? NULL : malloc((n ? n : 1) * sizeof *own_rep);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
+    sp->groups = la_malloc_n(n, sizeof *sp->groups);
+    sp->group_of = la_malloc_n(n, sizeof *sp->group_of);
+    uint32_t *own_rep = rep ? NULL : la_malloc_n(n, sizeof *own_rep);
     if (!order || !sp->groups || !sp->group_of || (!rep && !own_rep)) {
         free(order);
         free(own_rep);
@@ -53,9 +59,8 @@ la_status la_split_chrono(const la_table *t, const uint32_t *rep, int32_t cutoff
         rep = own_rep;
     }
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    g_rows = rows;
-    g_rep = rep;
-    qsort(order, n, sizeof *order, cmp_group_key);
+    group_order go = {rows, rep};
+    la_sort(order, n, sizeof *order, cmp_group_key, &go);
     for (size_t g = 0; g < n;) {
         size_t e = g + 1;
         while (e < n && rep[order[e]] == rep[order[g]]) e++;
@@ -194,20 +199,14 @@ la_status la_split_report_md(const la_report *r, const la_split *sp, la_buf *b)
     return la_buf_status(b);
 }
 
-static int cmp_id(const void *x, const void *y)
-{
-    return strcmp(g_rows[*(const uint32_t *)x].id, g_rows[*(const uint32_t *)y].id);
-}
-
 la_status la_split_assignments_jsonl(const la_report *r, const la_split *sp, la_buf *b)
 {
     size_t n = la_table_nrows(r->table);
     const la_row *rows = la_table_rows_const(r->table);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     if (!order) return la_error(LA_ENOMEM, "out of memory writing assignments.jsonl");
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    g_rows = rows;
-    qsort(order, n, sizeof *order, cmp_id);
+    la_sort_rows_by_id(order, n, rows);
     char cut[11], d1[11], d2[11];
     la_date_format(r->cutoff, cut);
     for (size_t k = 0; k < n; k++) {

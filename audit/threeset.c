@@ -1,5 +1,7 @@
 /* threeset.c - demos / dev / test per class with groups kept whole (see threeset.h). */
 #include "threeset.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 
 #include "report_model.h"
 
@@ -29,22 +31,21 @@ typedef struct group {
     size_t nrows;
 } group;
 
-static const la_row *g_rows; /* sort context */
-
-/* Groups by class label, then representative id. */
-static int cmp_group(const void *x, const void *y)
+/* Groups by class label, then representative id; ctx is the rows. */
+static int cmp_group(const void *x, const void *y, void *ctx)
 {
+    const la_row *rows = ctx;
     const group *a = x, *b = y;
-    int c = strcmp(g_rows[a->rep].label, g_rows[b->rep].label);
-    return c ? c : strcmp(g_rows[a->rep].id, g_rows[b->rep].id);
+    int c = strcmp(rows[a->rep].label, rows[b->rep].label);
+    return c ? c : strcmp(rows[a->rep].id, rows[b->rep].id);
 }
 
-static const uint32_t *g_rep; /* sort context */
-
-static int cmp_row_by_rep(const void *x, const void *y)
+/* Row indices by representative; ctx is the representatives. */
+static int cmp_row_by_rep(const void *x, const void *y, void *ctx)
 {
+    const uint32_t *rep = ctx;
     uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-    return g_rep[i] < g_rep[j] ? -1 : g_rep[i] > g_rep[j];
+    return rep[i] < rep[j] ? -1 : rep[i] > rep[j];
 }
 
 void la_threeset_free(la_threeset *ts)
@@ -65,10 +66,10 @@ la_status la_threeset_make(const la_table *t, const uint32_t *rep, const uint32_
         return la_error(LA_EINVAL, "--dev-share %g: expected a share from 0.1 to 0.9", p->dev_share);
     for (size_t i = 0; i < n; i++)
         if (!rows[i].label) return la_error(LA_EINTERNAL, "la_threeset_make: row '%s' has no label", rows[i].id);
-    ts->set = malloc(n ? n : 1);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    group *groups = malloc((n ? n : 1) * sizeof *groups);
-    uint8_t *gset = malloc(n ? n : 1);
+    ts->set = la_malloc_n(n, 1);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
+    group *groups = la_malloc_n(n, sizeof *groups);
+    uint8_t *gset = la_malloc_n(n, 1);
     if (!ts->set || !order || !groups || !gset) {
         free(order);
         free(groups);
@@ -82,8 +83,7 @@ la_status la_threeset_make(const la_table *t, const uint32_t *rep, const uint32_
         if (dup_of && dup_of[i] != UINT32_MAX) ts->set[i] = LA_SET_QUARANTINE;
         else order[m++] = (uint32_t)i;
     }
-    g_rep = rep;
-    qsort(order, m, sizeof *order, cmp_row_by_rep);
+    la_sort(order, m, sizeof *order, cmp_row_by_rep, (void *)rep);
     size_t ng = 0;
     for (size_t k = 0; k < m;) {
         size_t e = k + 1;
@@ -97,14 +97,13 @@ la_status la_threeset_make(const la_table *t, const uint32_t *rep, const uint32_
         ng++;
         k = e;
     }
-    g_rows = rows;
-    qsort(groups, ng, sizeof *groups, cmp_group);
+    la_sort(groups, ng, sizeof *groups, cmp_group, (void *)rows);
 
     /* classes */
     size_t ncls = 0;
     for (size_t g = 0; g < ng; g++)
         if (g == 0 || strcmp(rows[groups[g].rep].label, rows[groups[g - 1].rep].label) != 0) ncls++;
-    ts->classes = calloc(ncls ? ncls : 1, sizeof *ts->classes);
+    ts->classes = la_calloc_n(ncls, sizeof *ts->classes);
     if (!ts->classes) {
         free(order);
         free(groups);
@@ -159,7 +158,7 @@ la_status la_threeset_make(const la_table *t, const uint32_t *rep, const uint32_
         g = e;
     }
     /* every placeable row takes its group's set, found through the group key rep[] */
-    uint8_t *by_rep = malloc(n ? n : 1);
+    uint8_t *by_rep = la_malloc_n(n, 1);
     if (!by_rep) {
         free(order);
         free(groups);
@@ -188,17 +187,12 @@ la_status la_threeset_make(const la_table *t, const uint32_t *rep, const uint32_
     return LA_OK;
 }
 
-static int cmp_id(const void *x, const void *y)
-{
-    return strcmp(g_rows[*(const uint32_t *)x].id, g_rows[*(const uint32_t *)y].id);
-}
-
 la_status la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int set, const unsigned char *key,
                                   char hex[65])
 {
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     if (!order) return la_error(LA_ENOMEM, "out of memory fingerprinting a set"); /* never a hash of nothing */
     crypto_generichash_state st;
     crypto_generichash_init(&st, key, key ? 32 : 0, 32);
@@ -206,8 +200,7 @@ la_status la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int 
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
             if (ts->set[i] == set) order[m++] = (uint32_t)i;
-        g_rows = rows;
-        qsort(order, m, sizeof *order, cmp_id);
+        la_sort_rows_by_id(order, m, rows);
         for (size_t k = 0; k < m; k++) {
             const la_row *r = &rows[order[k]];
             unsigned char h[16];
@@ -332,11 +325,10 @@ la_status la_threeset_assignments_jsonl(const la_report *r, const la_threeset *t
 {
     size_t n = la_table_nrows(r->table);
     const la_row *rows = la_table_rows_const(r->table);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
     if (!order) return la_error(LA_ENOMEM, "out of memory writing assignments.jsonl");
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    g_rows = rows;
-    qsort(order, n, sizeof *order, cmp_id);
+    la_sort_rows_by_id(order, n, rows);
     for (size_t k = 0; k < n; k++) {
         uint32_t i = order[k];
         la_buf_puts(b, "{\"id\":");

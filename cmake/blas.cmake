@@ -1,4 +1,4 @@
-# blas.cmake - OpenBLAS (CBLAS + LAPACK) and OpenMP for leakaudit_core.
+# blas.cmake - OpenBLAS (CBLAS + LAPACK) and OpenMP for the kernels layer (la_kernels) and everything above it.
 #
 # The semantic tile path (kernels/simtile.c) computes similarity tiles with cblas_sgemm and scans
 # them on OpenMP threads; libfaiss.a (cmake/faiss.cmake) needs BLAS, LAPACK and OpenMP at link time.
@@ -7,8 +7,8 @@
 
 find_package(OpenMP COMPONENTS C CXX)
 if(OpenMP_C_FOUND)
-  target_link_libraries(leakaudit_core PUBLIC OpenMP::OpenMP_C)
-  target_compile_definitions(leakaudit_core PUBLIC LA_HAVE_OPENMP=1)
+  target_link_libraries(la_util PUBLIC OpenMP::OpenMP_C)
+  target_compile_definitions(la_util PUBLIC LA_HAVE_OPENMP=1)
 endif()
 
 set(LA_OPENBLAS_HINT_LIB /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp)
@@ -21,9 +21,9 @@ set(LA_HAVE_CBLAS OFF)
 if(LA_OPENBLAS_LIB AND LA_CBLAS_INCLUDE)
   set(LA_HAVE_CBLAS ON)
   # PRIVATE include: cblas.h never reaches a public header.
-  target_include_directories(leakaudit_core PRIVATE ${LA_CBLAS_INCLUDE})
-  target_link_libraries(leakaudit_core PUBLIC ${LA_OPENBLAS_LIB})
-  target_compile_definitions(leakaudit_core PUBLIC LA_HAVE_CBLAS=1)
+  target_include_directories(la_kernels PRIVATE ${LA_CBLAS_INCLUDE})
+  target_link_libraries(la_kernels PUBLIC ${LA_OPENBLAS_LIB})
+  target_compile_definitions(la_kernels PUBLIC LA_HAVE_CBLAS=1)
   message(STATUS "leakaudit: OpenBLAS ${LA_OPENBLAS_LIB} (cblas.h in ${LA_CBLAS_INCLUDE})")
 else()
   message(WARNING "leakaudit: OpenBLAS not found (install libopenblas-openmp-dev); "

@@ -5,7 +5,8 @@
 # libfaiss.a but no libfaiss_c: then the project builds its own implementation of exactly the C API
 # functions it calls (index/faiss_c/faiss_c_impl.cpp, outside the index/*.cpp glob) over libfaiss.a.
 # libfaiss.a needs BLAS + LAPACK (OpenBLAS, cmake/blas.cmake) and OpenMP at link time.
-# Defines LA_HAVE_FAISS=1 on leakaudit_core when either is available.
+# Defines LA_HAVE_FAISS=1 on the index layer (la_index) when either is available; the in-tree glue
+# is an object library added to the library's objects (LA_OBJECT_LIBS).
 
 option(LA_WITH_FAISS "Use FAISS for the semantic index when found" ON)
 set(LA_HAVE_FAISS OFF)
@@ -17,20 +18,22 @@ if(LA_WITH_FAISS)
   find_library(LA_FAISS_LIB NAMES faiss)
 
   if(LA_FAISS_C_INCLUDE AND LA_FAISS_C_LIB)
-    target_include_directories(leakaudit_core PRIVATE ${LA_FAISS_C_INCLUDE})
-    target_link_libraries(leakaudit_core PUBLIC ${LA_FAISS_C_LIB})
+    target_include_directories(la_index PRIVATE ${LA_FAISS_C_INCLUDE})
+    target_link_libraries(la_index PUBLIC ${LA_FAISS_C_LIB})
     if(LA_FAISS_LIB)
-      target_link_libraries(leakaudit_core PUBLIC ${LA_FAISS_LIB})
+      target_link_libraries(la_index PUBLIC ${LA_FAISS_LIB})
     endif()
     set(LA_HAVE_FAISS ON)
     message(STATUS "leakaudit: FAISS C API from ${LA_FAISS_C_LIB}")
   elseif(LA_FAISS_C_INCLUDE AND LA_FAISS_INCLUDE AND LA_FAISS_LIB AND LA_HAVE_CBLAS
          AND OpenMP_CXX_FOUND)
-    add_library(la_faiss_c STATIC ${CMAKE_CURRENT_SOURCE_DIR}/index/faiss_c/faiss_c_impl.cpp)
+    add_library(la_faiss_c OBJECT ${CMAKE_CURRENT_SOURCE_DIR}/index/faiss_c/faiss_c_impl.cpp)
     target_include_directories(la_faiss_c PUBLIC ${LA_FAISS_C_INCLUDE} PRIVATE ${LA_FAISS_INCLUDE})
     set_target_properties(la_faiss_c PROPERTIES POSITION_INDEPENDENT_CODE ON)
     target_link_libraries(la_faiss_c PUBLIC ${LA_FAISS_LIB} ${LA_OPENBLAS_LIB} OpenMP::OpenMP_CXX)
-    target_link_libraries(leakaudit_core PUBLIC la_faiss_c)
+    target_include_directories(la_index PRIVATE ${LA_FAISS_C_INCLUDE})
+    target_link_libraries(la_index PUBLIC ${LA_FAISS_LIB} ${LA_OPENBLAS_LIB} OpenMP::OpenMP_CXX)
+    list(APPEND LA_OBJECT_LIBS la_faiss_c)
     set(LA_HAVE_FAISS ON)
     message(STATUS "leakaudit: FAISS C API built in-tree over ${LA_FAISS_LIB}")
   else()
@@ -39,5 +42,5 @@ if(LA_WITH_FAISS)
 endif()
 
 if(LA_HAVE_FAISS)
-  target_compile_definitions(leakaudit_core PUBLIC LA_HAVE_FAISS=1)
+  target_compile_definitions(la_index PUBLIC LA_HAVE_FAISS=1)
 endif()

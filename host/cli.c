@@ -81,13 +81,6 @@ void la_cli_free(la_cli *c)
 
 void la_cli_fail(const char *what) { fprintf(stderr, "leakaudit: %s\n", what); }
 
-double la_cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static la_status add_input(la_cli *c, const char *part, const char *path)
 {
     if (c->ninputs == LA_CLI_MAX_INPUTS) return la_error(LA_EINVAL, "too many input files (at most %d)", LA_CLI_MAX_INPUTS);
@@ -235,7 +228,7 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         return LA_OK;
     }
     }
-    return LA_EUNSUPPORTED;
+    return la_error(LA_EINVAL, "option %d is not an option of leakaudit %s", opt, c->command);
 }
 
 int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options, const char *help,
@@ -252,8 +245,11 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
         la_status s;
         if (opt == '?' || opt == ':')
             s = la_error(LA_EINVAL, "unknown option or missing value: %s", argv[optind - 1]);
-        else if ((s = fn(ctx, opt, opt == 1 ? NULL : options[longi].name, optarg)) == LA_EUNSUPPORTED)
-            s = la_cli_option(c, opt, optarg);
+        else {
+            int handled = 0;
+            s = fn(ctx, opt, opt == 1 ? NULL : options[longi].name, optarg, &handled);
+            if (!handled) s = la_cli_option(c, opt, optarg);
+        }
         if (s != LA_OK) {
             fprintf(stderr, "leakaudit %s: %s (see leakaudit %s --help)\n", c->command, la_last_error(), c->command);
             return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
@@ -283,7 +279,7 @@ la_status la_cli_finish(la_cli *c)
     size_t npaths = 0;
     for (size_t k = 0; k < c->ninputs; k++) paths[npaths++] = c->inputs[k].path;
     for (size_t k = 0; k < c->nextra && npaths < sizeof paths / sizeof *paths; k++) paths[npaths++] = c->extra_inputs[k];
-    return la_outdir_check(c->out, paths, npaths);
+    return c->out ? la_outdir_check(c->out, paths, npaths) : LA_OK; /* NULL: the library's, no folder yet */
 }
 
 la_status la_cli_load(la_cli *c, la_table *t, la_loader *L)

@@ -5,6 +5,7 @@
 #ifndef LA_CLI_H
 #define LA_CLI_H
 
+#include "la_time.h"
 #include "leakaudit.h"
 #include "load.h"
 #include "normalize.h"
@@ -82,12 +83,12 @@ void la_cli_init(la_cli *c, const char *command);
 void la_cli_free(la_cli *c);
 
 /* Handle one common option (or a positional file when opt == 1). Returns LA_OK, or LA_EINVAL with a
- * message in la_last_error. Returns LA_EUNSUPPORTED when opt is not a common option. */
+ * message in la_last_error (also when opt is not a common option). */
 la_status la_cli_option(la_cli *c, int opt, const char *arg);
 
-/* A command's own options: LA_OK when handled, LA_EUNSUPPORTED to pass the option on to
- * la_cli_option, anything else is a usage error with the message in la_last_error. */
-typedef la_status (*la_cli_command_fn)(void *ctx, int opt, const char *name, const char *arg);
+/* A command's own options: *handled = 1 when the option is the command's (then any status but
+ * LA_OK is a usage error with the message in la_last_error), 0 to pass it on to la_cli_option. */
+typedef la_status (*la_cli_command_fn)(void *ctx, int opt, const char *name, const char *arg, int *handled /* OUT */);
 
 /* Parse argv with getopt_long: --help prints help (a format with one %s for the common options'
  * help), the command's options go to fn, the rest to la_cli_option. Returns -1 to go on, or the
@@ -105,8 +106,5 @@ la_status la_cli_load(la_cli *c, la_table *t, la_loader *L);
 
 /* Print "leakaudit: <message>" to stderr. */
 void la_cli_fail(const char *what);
-
-/* Elapsed seconds on a monotonic clock since an arbitrary point. */
-double la_cli_now(void);
 
 #endif /* LA_CLI_H */

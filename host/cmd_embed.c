@@ -156,23 +156,23 @@ int la_cmd_embed(int argc, char **argv)
             s = la_records_each(&in, argv[i], fmt == LA_FMT_AUTO ? la_format_detect(argv[i], &in) : fmt, &lim, on_record, &t);
         la_input_free(&in);
     }
-    double t0 = la_cli_now();
+    double t0 = la_now();
     if (s == LA_OK) s = la_model_open(dir, &m);
     float *vec = NULL;
-    double t1 = la_cli_now();
+    double t1 = la_now();
     if (s == LA_OK) {
         la_model_set_batch(m, (size_t)batch);
         vec = malloc((t.n * la_model_dim(m) + 1) * sizeof *vec);
         s = vec ? la_model_embed(m, (const char *const *)t.v, t.len, t.n, threads, vec)
                 : la_error(LA_ENOMEM, "out of memory");
     }
-    double t2 = la_cli_now();
+    double t2 = la_now();
     if (s == LA_OK) s = la_npy_write(out, vec, t.n, la_model_dim(m));
     int rc = 0;
     if (s == LA_OK) {
         fprintf(stderr, "leakaudit embed: %zu texts, %s (%zu dimensions, weights %s), %.2f s (model load %.2f s, "
                 "encoding %.2f s: %.1f texts/s) -> %s\n", t.n, la_model_name(m), la_model_dim(m),
-                la_model_weights_hash(m), la_cli_now() - t0, t1 - t0, t2 - t1, (double)t.n / (t2 - t1), out);
+                la_model_weights_hash(m), la_now() - t0, t1 - t0, t2 - t1, (double)t.n / (t2 - t1), out);
     } else {
         fprintf(stderr, "leakaudit embed: %s\n", la_last_error());
         rc = s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;

@@ -2,15 +2,14 @@
  * cmd_split.c - `leakaudit split`: make a leak-free split by the chronological family rule and
  * write the assignments, the manifests and a report.
  */
-#include "cli.h"
 #include "commands.h"
-#include "exact.h"
 #include "groups.h"
+#include "la_alloc.h"
 #include "outdir.h"
+#include "pipeline.h"
+#include "simtile.h"
 #include "split.h"
 #include "threeset.h"
-#include "simtile.h"
-#include "tiers.h"
 
 #include <sodium.h>
 
@@ -77,10 +76,11 @@ typedef struct split_opts {
     const char *key_file;
 } split_opts;
 
-static la_status split_option(void *ctx, int opt, const char *name, const char *arg)
+static la_status split_option(void *ctx, int opt, const char *name, const char *arg, int *handled)
 {
     split_opts *so = ctx;
     char *end;
+    *handled = 1;
     switch (opt) {
     case LA_OPT_PART:
     case LA_OPT_DEV:
@@ -116,7 +116,8 @@ static la_status split_option(void *ctx, int opt, const char *name, const char *
         return LA_OK;
     case OPT_FP_KEY: so->key_file = arg; return LA_OK;
     }
-    return LA_EUNSUPPORTED;
+    *handled = 0;
+    return LA_OK;
 }
 
 /* Pairs of rows whose embeddings have cosine >= the threshold: an exact self-join on the tiles. */
@@ -162,6 +163,84 @@ static la_status read_key(const char *path, unsigned char key[32])
     crypto_generichash_final(&st, key, 32);
     if (total < 16) return la_error(LA_EINVAL, "--fingerprint-key %s: the key file has %zu bytes; use at least 16 random bytes", path, total);
     return LA_OK;
+}
+
+/* Groups: families joined with exact copies (rows with text), so copies never straddle the split,
+ * and with near and (when asked) semantic copies inside the input. rep: per row, its group's
+ * representative. */
+static la_status build_groups(const la_cli *c, const split_opts *so, const la_loader *L, la_table *t, la_pairs *links,
+                              la_exact_result *ex, uint32_t *rep)
+{
+    size_t n = la_table_nrows(t);
+    LA_TRY(la_normalize_table(t, c->norm, c->threads));
+    LA_TRY(la_exact_find(t, UINT32_MAX, links, ex));
+    for (size_t i = 0; i < n; i++)
+        if (ex->dup_of[i] != LA_NOT_DUP) {
+            la_pair p = la_pair_make(ex->dup_of[i], (uint32_t)i, LA_KIND_EXACT);
+            LA_TRY(la_pairs_push(links, &p));
+        }
+    /* near copies inside the input join groups too: revisions and light edits stay on one side */
+    uint32_t input_part = 0;
+    if (so->near.enabled && la_table_find_part(t, "input", &input_part) == LA_OK) {
+        la_near_params np = so->near.p;
+        np.within = 1;
+        np.threads = c->threads;
+        LA_TRY(la_near_find(t, input_part, &np, links, NULL));
+    }
+    /* semantic copies inside the input (model embeddings, or --embed lexical) join groups as well */
+    if (so->semantic.enabled) LA_TRY(semantic_links(&so->semantic, L, t, c->threads, links));
+    return la_groups_build(t, links, rep);
+}
+
+/* Every output file of a split, into dir atomically. */
+static la_status write_outputs(const char *dir, const la_report *r, const split_opts *so, const la_threeset *ts,
+                               const la_split *sp, const char (*fp)[65], const uint32_t *rep, const uint32_t *dup_of,
+                               uint32_t demos, uint32_t dev, uint32_t test)
+{
+    la_outdir od;
+    LA_TRY(la_outdir_begin(dir, &od));
+    la_buf b = {0};
+    la_status s = LA_OK;
+    int keyed = so->key_file != NULL;
+#define EMIT(name, call) LA_OUTDIR_EMIT(&od, s, &b, name, call)
+    if (so->three_set) {
+        EMIT("manifest.json", la_threeset_manifest_json(r, ts, &so->ts, fp, keyed, &b));
+        EMIT("report.json", la_threeset_manifest_json(r, ts, &so->ts, fp, keyed, &b));
+        EMIT("manifest.md", la_threeset_manifest_md(r, ts, &so->ts, fp, keyed, &b));
+        EMIT("assignments.jsonl", la_threeset_assignments_jsonl(r, ts, rep, dup_of, &b));
+        EMIT("demos.jsonl", la_report_manifest(r, demos, &b));
+    } else {
+        EMIT("report.json", la_split_report_json(r, sp, &b));
+        EMIT("report.md", la_split_report_md(r, sp, &b));
+        EMIT("assignments.jsonl", la_split_assignments_jsonl(r, sp, &b));
+    }
+    EMIT("dev.jsonl", la_report_manifest(r, dev, &b));
+    EMIT("test.jsonl", la_report_manifest(r, test, &b));
+    EMIT("quarantine.jsonl", la_report_manifest(r, LA_OUT_QUARANTINE, &b));
+    EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
+#undef EMIT
+    la_buf_free(&b);
+    return la_outdir_finish(&od, s);
+}
+
+static void print_summary(const la_cli *c, const split_opts *so, const la_threeset *ts, const uint32_t *out, size_t n,
+                          size_t nrejects, uint32_t dev, uint32_t test)
+{
+    size_t k[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) k[out[i] == dev ? 0 : out[i] == test ? 1 : out[i] == LA_OUT_QUARANTINE ? 2 : 3]++;
+    if (so->three_set) {
+        printf("leakaudit %s split (three sets, seed %llu): demos %zu, dev %zu, test %zu, set aside %zu rows; "
+               "rejected %zu (rows read %zu)\n",
+               la_version(), (unsigned long long)so->ts.seed, k[3], k[0], k[1], k[2], nrejects, n + nrejects);
+        printf("  dev share reached %.3f; majority-class floor %.1f%%; %s/manifest.md\n", ts->dev_share_reached,
+               100 * ts->majority_floor, c->out);
+    } else {
+        char cut[11];
+        la_date_format(c->cutoff, cut);
+        printf("leakaudit %s split at %s: dev %zu, test %zu, quarantine %zu rows; rejected %zu (rows read %zu)\n",
+               la_version(), cut, k[0], k[1], k[2], nrejects, n + nrejects);
+        printf("  outputs: %s/ (assignments.jsonl, dev.jsonl, test.jsonl, quarantine.jsonl, report.md)\n", c->out);
+    }
 }
 
 int la_cmd_split(int argc, char **argv)
@@ -212,7 +291,7 @@ int la_cmd_split(int argc, char **argv)
         return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
 
-    double t0 = la_cli_now();
+    double t0 = la_now();
     la_table *t = NULL;
     la_loader L;
     memset(&L, 0, sizeof L);
@@ -236,29 +315,11 @@ int la_cmd_split(int argc, char **argv)
     for (size_t k = 0; k < L.nrejects; k++) L.rejects[k].part = LA_NO_PART;
     size_t n = t ? la_table_nrows(t) : 0;
     if (s == LA_OK) {
-        a.out = malloc((n ? n : 1) * sizeof *a.out);
-        rep = malloc((n ? n : 1) * sizeof *rep);
+        a.out = la_malloc_n(n, sizeof *a.out);
+        rep = la_malloc_n(n, sizeof *rep);
         if (!a.out || !rep) s = la_error(LA_ENOMEM, "out of memory");
     }
-    /* groups: families joined with exact copies (rows with text), so copies never straddle the split */
-    if (s == LA_OK) s = la_normalize_table(t, c.norm, c.threads);
-    if (s == LA_OK) s = la_exact_find(t, UINT32_MAX, &links, &ex);
-    for (size_t i = 0; s == LA_OK && i < n; i++)
-        if (ex.dup_of[i] != LA_NOT_DUP) {
-            la_pair p = la_pair_make(ex.dup_of[i], (uint32_t)i, LA_KIND_EXACT);
-            s = la_pairs_push(&links, &p);
-        }
-    /* near copies inside the input join groups too: revisions and light edits stay on one side */
-    uint32_t input_part = 0;
-    if (s == LA_OK && so.near.enabled && la_table_find_part(t, "input", &input_part) == LA_OK) {
-        la_near_params np = so.near.p;
-        np.within = 1;
-        np.threads = c.threads;
-        s = la_near_find(t, input_part, &np, &links, NULL);
-    }
-    /* semantic copies inside the input (model embeddings, or --embed lexical) join groups as well */
-    if (s == LA_OK && so.semantic.enabled) s = semantic_links(&so.semantic, &L, t, c.threads, &links);
-    if (s == LA_OK) s = la_groups_build(t, &links, rep);
+    if (s == LA_OK) s = build_groups(&c, &so, &L, t, &links, &ex, rep);
     if (s == LA_OK && !so.three_set) s = la_split_chrono(t, rep, c.cutoff, dev, test, a.out, &sp);
     if (s == LA_OK && so.three_set) {
         s = la_threeset_make(t, rep, ex.dup_of, &so.ts, &ts);
@@ -266,82 +327,25 @@ int la_cmd_split(int argc, char **argv)
         for (size_t i = 0; s == LA_OK && i < n; i++) a.out[i] = to_part[ts.set[i]];
     }
     if (s == LA_OK) {
-        la_report_timing timings[1] = {{"total_s", la_cli_now() - t0}};
+        la_report_timing timings[1] = {{"total_s", la_now() - t0}};
         la_report r;
-        memset(&r, 0, sizeof r);
-        r.command = "split";
-        r.table = t;
-        r.files = L.files;
-        r.nfiles = L.nfiles;
-        r.rejects = L.rejects;
-        r.nrejects = L.nrejects;
+        la_report_init(&r, "split", t, &L, &ex, &c);
         r.audit = &a;
-        r.cutoff = c.cutoff;
-        r.normalize = la_norm_mode_name(c.norm);
-        r.on_invalid = c.reject_invalid ? "reject" : "fail";
-        r.date_format = c.load.allow_timestamp ? "iso8601" : "canonical";
-        r.nconflicts = ex.nconflicts;
         r.timings = timings;
         r.ntimings = 1;
         char fp[LA_SET_COUNT][65];
         if (so.three_set)
             for (int k = 0; s == LA_OK && k < LA_SET_COUNT; k++)
                 s = la_threeset_fingerprint(t, &ts, k, so.key_file ? key : NULL, fp[k]);
-        la_outdir od;
-        if (s == LA_OK) s = la_outdir_begin(c.out, &od);
-        if (s == LA_OK) {
-            la_buf b = {0};
-#define EMIT(name, call)                                        \
-    if (s == LA_OK) {                                           \
-        b.n = 0;                                                \
-        s = (call);                                             \
-        if (s == LA_OK) s = la_outdir_write(&od, name, &b);     \
-    }
-            if (so.three_set) {
-                EMIT("manifest.json", la_threeset_manifest_json(&r, &ts, &so.ts, (const char(*)[65])fp, so.key_file != NULL, &b));
-                EMIT("report.json", la_threeset_manifest_json(&r, &ts, &so.ts, (const char(*)[65])fp, so.key_file != NULL, &b));
-                EMIT("manifest.md", la_threeset_manifest_md(&r, &ts, &so.ts, (const char(*)[65])fp, so.key_file != NULL, &b));
-                EMIT("assignments.jsonl", la_threeset_assignments_jsonl(&r, &ts, rep, ex.dup_of, &b));
-                EMIT("demos.jsonl", la_report_manifest(&r, demos, &b));
-            } else {
-                EMIT("report.json", la_split_report_json(&r, &sp, &b));
-                EMIT("report.md", la_split_report_md(&r, &sp, &b));
-                EMIT("assignments.jsonl", la_split_assignments_jsonl(&r, &sp, &b));
-            }
-            EMIT("dev.jsonl", la_report_manifest(&r, dev, &b));
-            EMIT("test.jsonl", la_report_manifest(&r, test, &b));
-            EMIT("quarantine.jsonl", la_report_manifest(&r, LA_OUT_QUARANTINE, &b));
-            EMIT("rejects.jsonl", la_report_rejects_jsonl(&r, &b));
-#undef EMIT
-            la_buf_free(&b);
-            if (s == LA_OK) s = la_outdir_commit(&od);
-            else la_outdir_abort(&od);
-        }
+        if (s == LA_OK) s = write_outputs(c.out, &r, &so, &ts, &sp, (const char(*)[65])fp, rep, ex.dup_of, demos, dev, test);
         if (s == LA_OK) {
             rc = LA_EXIT_CLEAN;
-            if (!c.quiet) {
-                size_t k[4] = {0, 0, 0, 0};
-                for (size_t i = 0; i < n; i++)
-                    k[a.out[i] == dev ? 0 : a.out[i] == test ? 1 : a.out[i] == LA_OUT_QUARANTINE ? 2 : 3]++;
-                if (so.three_set) {
-                    printf("leakaudit %s split (three sets, seed %llu): demos %zu, dev %zu, test %zu, set aside %zu rows; "
-                           "rejected %zu (rows read %zu)\n",
-                           la_version(), (unsigned long long)so.ts.seed, k[3], k[0], k[1], k[2], L.nrejects, n + L.nrejects);
-                    printf("  dev share reached %.3f; majority-class floor %.1f%%; %s/manifest.md\n", ts.dev_share_reached,
-                           100 * ts.majority_floor, c.out);
-                } else {
-                    char cut[11];
-                    la_date_format(c.cutoff, cut);
-                    printf("leakaudit %s split at %s: dev %zu, test %zu, quarantine %zu rows; rejected %zu (rows read %zu)\n",
-                           la_version(), cut, k[0], k[1], k[2], L.nrejects, n + L.nrejects);
-                    printf("  outputs: %s/ (assignments.jsonl, dev.jsonl, test.jsonl, quarantine.jsonl, report.md)\n", c.out);
-                }
-            }
+            if (!c.quiet) print_summary(&c, &so, &ts, a.out, n, L.nrejects, dev, test);
         }
     }
     if (s != LA_OK) {
         fprintf(stderr, "leakaudit split: %s\n", la_last_error()[0] ? la_last_error() : la_strerror(s));
-        rc = s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
+        rc = la_exit_for(s);
     }
     free(a.out);
     free(rep);

@@ -1,5 +1,6 @@
 /* load.c - records -> validated rows or rejects (see load.h). */
 #include "load.h"
+#include "la_alloc.h"
 
 #include "input.h"
 #include "json_strict.h"
@@ -112,6 +113,7 @@ typedef struct pending {
     const char *base;
     const char *part;     /* fixed partition or NULL */
     int ids_generated;
+    int have_id;      /* the first pass found a record with the id field */
     char **reasons;
     size_t nreasons, capreasons;
     la_status st;         /* allocation failures */
@@ -258,6 +260,239 @@ static la_status push_reject(pending *p, uint32_t line, uint32_t part, const cha
     return LA_OK;
 }
 
+/* The id: from the id field, or BASENAME:LINE when the file has none; NULL with a reason when it
+ * is missing, not a non-empty string, or a duplicate. idbuf (600 bytes) holds a generated id. */
+static const char *read_id(pending *p, json_object *rec, uint32_t line, char *idbuf)
+{
+    const la_load_opts *o = &p->L->opts;
+    la_table *t = p->L->table;
+    const char *id = NULL;
+    json_object *v = get_path(rec, o->id_field);
+    if (p->ids_generated) {
+        snprintf(idbuf, 600, "%s:%u", p->base, line);
+        id = idbuf;
+    } else if (!v) {
+        reason(p, o->id_field, "missing; expected a non-empty string");
+    } else if (!json_object_is_type(v, json_type_string)) {
+        reason(p, o->id_field, "expected a non-empty string, got %s", type_name(v));
+    } else if (json_object_get_string_len(v) == 0) {
+        reason(p, o->id_field, "empty; expected a non-empty string");
+    } else if (check_utf8(p, o->id_field, json_object_get_string(v), (size_t)json_object_get_string_len(v))) {
+        id = json_object_get_string(v);
+    }
+    if (id) {
+        size_t prev = la_table_find_id(t, id);
+        if (prev != (size_t)-1) {
+            const la_row *pr = &la_table_rows_const(t)[prev];
+            char sh[200];
+            reason(p, o->id_field, "duplicate id '%s' (first seen at %s:%u)", shown(id, strlen(id), sh),
+                   la_table_file_name(t, pr->file), pr->line);
+        }
+    }
+
+    return id;
+}
+
+/* The partition from the split field, when the file has none of its own; *part stays as it is
+ * with a reason when the field is missing or names an undeclared partition. */
+static void read_part(pending *p, json_object *rec, uint32_t *part)
+{
+    const la_load_opts *o = &p->L->opts;
+    la_table *t = p->L->table;
+    if (!p->part) {
+        json_object *sv = get_path(rec, o->split_field);
+        if (!sv) {
+            reason(p, o->split_field, "missing; expected a partition name (or give the file with --part NAME=FILE)");
+        } else if (!json_object_is_type(sv, json_type_string) || json_object_get_string_len(sv) == 0) {
+            reason(p, o->split_field, "expected a partition name, got %s", type_name(sv));
+        } else {
+            const char *name = json_object_get_string(sv);
+            int known = 0;
+            for (size_t k = 0; k < o->nknown; k++)
+                if (!strcmp(o->known_parts[k], name)) known = 1;
+            if (!known) {
+                char list[300] = "", sh[200];
+                for (size_t k = 0; k < o->nknown; k++) {
+                    strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
+                    strncat(list, o->known_parts[k], sizeof list - strlen(list) - 1);
+                }
+                reason(p, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)",
+                       shown(name, (size_t)json_object_get_string_len(sv), sh), list);
+            } else {
+                la_table_part(t, name, part);
+            }
+        }
+    }
+
+}
+
+/* The text fields that are strings of valid UTF-8, into texts/lens; returns how many. */
+static size_t read_texts(pending *p, json_object *rec, const char **texts, size_t *lens)
+{
+    const la_load_opts *o = &p->L->opts;
+    size_t ntextok = 0;
+    for (size_t k = 0; k < o->ntext; k++) {
+        json_object *tv = get_path(rec, o->text_fields[k]);
+        if (!tv) {
+            if (o->require_text) reason(p, o->text_fields[k], "missing; expected a string");
+        } else if (!json_object_is_type(tv, json_type_string)) {
+            reason(p, o->text_fields[k], "expected a string, got %s", type_name(tv));
+        } else if (check_utf8(p, o->text_fields[k], json_object_get_string(tv),
+                              (size_t)json_object_get_string_len(tv))) {
+            texts[ntextok] = json_object_get_string(tv);
+            lens[ntextok++] = (size_t)json_object_get_string_len(tv);
+        }
+    }
+
+    return ntextok;
+}
+
+/* The date, into row->date; a reason when it is not a calendar date, or missing where required. */
+static void read_date(pending *p, json_object *rec, la_row *row)
+{
+    const la_load_opts *o = &p->L->opts;
+    json_object *dv = get_path(rec, o->date_field);
+    if (dv && !json_object_is_type(dv, json_type_null)) {
+        if (!json_object_is_type(dv, json_type_string)) {
+            reason(p, o->date_field, "expected a date string YYYY-MM-DD, got %s", type_name(dv));
+        } else if (json_object_get_string_len(dv) > 0) {
+            const char *ds = json_object_get_string(dv);
+            size_t dn = (size_t)json_object_get_string_len(dv);
+            char sh[200];
+            if (la_date_parse(ds, dn, o->allow_timestamp, &row->date) != LA_OK)
+                reason(p, o->date_field, "expected a date YYYY-MM-DD that exists on the calendar%s, got '%s'",
+                       o->allow_timestamp ? " (or an ISO 8601 timestamp)" : "", shown(ds, dn, sh));
+        }
+    }
+
+    if (o->require_date && row->date == LA_NO_DATE && !(dv && json_object_is_type(dv, json_type_string) &&
+                                                       json_object_get_string_len(dv) > 0))
+        reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
+
+}
+
+/* The score, into row->score: one rule for numbers and strings (CSV cells): a JSON number in
+ * [0, 1]; true/false are 1/0; an empty string (an empty CSV cell) is no score. */
+static void read_score(pending *p, json_object *rec, la_row *row)
+{
+    const la_load_opts *o = &p->L->opts;
+    json_object *sv = get_path(rec, o->score_field);
+    if (sv && !json_object_is_type(sv, json_type_null) &&
+        !(json_object_is_type(sv, json_type_string) && json_object_get_string_len(sv) == 0)) {
+        double x = NAN;
+        json_type ty = json_object_get_type(sv);
+        if (ty == json_type_int || ty == json_type_double) x = json_object_get_double(sv);
+        else if (ty == json_type_boolean) x = json_object_get_boolean(sv) ? 1.0 : 0.0;
+        else if (ty == json_type_string) {
+            const char *ss = json_object_get_string(sv);
+            size_t sn = (size_t)json_object_get_string_len(sv);
+            if (la_json_number_len(ss, sn) == sn) x = strtod(ss, NULL);
+        }
+        if (x >= 0.0 && x <= 1.0) {
+            row->score = x;
+        } else if (ty == json_type_string) {
+            char sh[200];
+            reason(p, o->score_field, "expected a number in [0, 1], got '%s'",
+                   shown(json_object_get_string(sv), (size_t)json_object_get_string_len(sv), sh));
+        } else {
+            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
+        }
+    }
+
+}
+
+/* The embedding vector (--embedding-field), checked and normalized, into *out (malloc'ed; NULL
+ * with a reason when it is not a vector like the first row's). */
+static la_status read_embedding(pending *p, json_object *rec, float **out)
+{
+    la_loader *L = p->L;
+    const la_load_opts *o = &L->opts;
+    float *vec = NULL;
+    *out = NULL;
+    json_object *ev = get_path(rec, o->embedding_field);
+    size_t dim = ev && json_object_is_type(ev, json_type_array) ? json_object_array_length(ev) : 0;
+    if (!ev) reason(p, o->embedding_field, "missing; expected an array of numbers (--embedding-field)");
+    else if (dim == 0) reason(p, o->embedding_field, "expected a non-empty array of numbers, got %s", type_name(ev));
+    else if (L->emb_dim && dim != L->emb_dim)
+        reason(p, o->embedding_field, "expected %zu numbers as in the first row, got %zu", L->emb_dim, dim);
+    else {
+        vec = la_malloc_n(dim, sizeof *vec);
+        if (!vec) return la_error(LA_ENOMEM, "out of memory");
+        for (size_t k = 0; k < dim && vec; k++) {
+            json_object *x = json_object_array_get_idx(ev, k);
+            if (!x || !(json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
+                reason(p, o->embedding_field, "element %zu: expected a number, got %s", k, x ? type_name(x) : "null");
+                free(vec);
+                vec = NULL;
+            } else {
+                vec[k] = (float)json_object_get_double(x);
+            }
+        }
+        if (vec) {
+            char where[300];
+            snprintf(where, sizeof where, "%s", o->embedding_field);
+            if (la_vec_check_normalize(vec, dim, where) != LA_OK) {
+                /* the message reads "FIELD: component C is NaN" or similar */
+                const char *m = la_last_error();
+                size_t fl = strlen(o->embedding_field);
+                reason(p, o->embedding_field, "%s", !strncmp(m, o->embedding_field, fl) && m[fl] == ':' ? m + fl + 2 : m);
+                free(vec);
+                vec = NULL;
+            } else if (!L->emb_dim) {
+                L->emb_dim = dim;
+            }
+        }
+    }
+    *out = vec;
+    return LA_OK;
+}
+
+/* An accepted row's vector joins the matrix in table order. Frees vec. */
+static la_status store_embedding(la_loader *L, float *vec)
+{
+    size_t nrow = la_table_nrows(L->table);
+    if ((nrow + 1) * L->emb_dim > L->emb_cap) {
+        size_t cap = L->emb_cap ? L->emb_cap * 2 : 1024 * L->emb_dim;
+        while (cap < (nrow + 1) * L->emb_dim) cap *= 2;
+        float *m = la_realloc_n(L->emb, cap, sizeof *m);
+        if (!m) {
+            free(vec);
+            return la_error(LA_ENOMEM, "out of memory storing embeddings");
+        }
+        L->emb = m;
+        L->emb_cap = cap;
+    }
+    memcpy(L->emb + nrow * L->emb_dim, vec, L->emb_dim * sizeof *vec);
+    free(vec);
+    return LA_OK;
+}
+
+/* An accepted row: its strings copied into the table's arena, then the row appended. */
+static la_status store_row(la_table *t, la_row *row, const char *id, const char *const *texts, const size_t *lens,
+                           size_t ntextok, const char *family, const char *label, const char *raw, size_t rawlen)
+{
+    LA_TRY(la_table_strdup(t, id, strlen(id), &row->id));
+    if (ntextok) {
+        size_t total = 0;
+        for (size_t k = 0; k < ntextok; k++) total += lens[k] + 1;
+        char *joined = malloc(total);
+        if (!joined) return la_error(LA_ENOMEM, "out of memory");
+        size_t w = 0;
+        for (size_t k = 0; k < ntextok; k++) {
+            if (k) joined[w++] = '\n';
+            memcpy(joined + w, texts[k], lens[k]);
+            w += lens[k];
+        }
+        la_status s = la_table_strdup(t, joined, w, &row->text);
+        free(joined);
+        LA_TRY(s);
+    }
+    if (family) LA_TRY(la_table_strdup(t, family, strlen(family), &row->family));
+    if (label) LA_TRY(la_table_strdup(t, label, strlen(label), &row->label));
+    LA_TRY(la_table_strdup(t, raw, rawlen, &row->raw));
+    return la_table_append(t, row, NULL);
+}
+
 static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                            const char *parse_error)
 {
@@ -280,169 +515,25 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     la_row row;
     memset(&row, 0, sizeof row);
     row.date = LA_NO_DATE;
-    float *vec = NULL;
     row.score = NAN;
     row.file = p->file;
     row.line = line;
     char idbuf[600];
-    const char *id = NULL;
-
-    /* id */
-    json_object *v = get_path(rec, o->id_field);
-    if (p->ids_generated) {
-        snprintf(idbuf, sizeof idbuf, "%s:%u", p->base, line);
-        id = idbuf;
-    } else if (!v) {
-        reason(p, o->id_field, "missing; expected a non-empty string");
-    } else if (!json_object_is_type(v, json_type_string)) {
-        reason(p, o->id_field, "expected a non-empty string, got %s", type_name(v));
-    } else if (json_object_get_string_len(v) == 0) {
-        reason(p, o->id_field, "empty; expected a non-empty string");
-    } else if (check_utf8(p, o->id_field, json_object_get_string(v), (size_t)json_object_get_string_len(v))) {
-        id = json_object_get_string(v);
-    }
-    if (id) {
-        size_t prev = la_table_find_id(t, id);
-        if (prev != (size_t)-1) {
-            const la_row *pr = &la_table_rows_const(t)[prev];
-            char sh[200];
-            reason(p, o->id_field, "duplicate id '%s' (first seen at %s:%u)", shown(id, strlen(id), sh),
-                   la_table_file_name(t, pr->file), pr->line);
-        }
-    }
-
-    /* partition */
-    if (!p->part) {
-        json_object *sv = get_path(rec, o->split_field);
-        if (!sv) {
-            reason(p, o->split_field, "missing; expected a partition name (or give the file with --part NAME=FILE)");
-        } else if (!json_object_is_type(sv, json_type_string) || json_object_get_string_len(sv) == 0) {
-            reason(p, o->split_field, "expected a partition name, got %s", type_name(sv));
-        } else {
-            const char *name = json_object_get_string(sv);
-            int known = 0;
-            for (size_t k = 0; k < o->nknown; k++)
-                if (!strcmp(o->known_parts[k], name)) known = 1;
-            if (!known) {
-                char list[300] = "", sh[200];
-                for (size_t k = 0; k < o->nknown; k++) {
-                    strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
-                    strncat(list, o->known_parts[k], sizeof list - strlen(list) - 1);
-                }
-                reason(p, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)",
-                       shown(name, (size_t)json_object_get_string_len(sv), sh), list);
-            } else {
-                la_table_part(t, name, &part);
-            }
-        }
-    }
-
-    /* text */
-    size_t ntextok = 0;
+    const char *id = read_id(p, rec, line, idbuf);
+    if (!p->part) read_part(p, rec, &part);
     const char *texts[LA_MAX_TEXT_FIELDS];
     size_t lens[LA_MAX_TEXT_FIELDS];
-    for (size_t k = 0; k < o->ntext; k++) {
-        json_object *tv = get_path(rec, o->text_fields[k]);
-        if (!tv) {
-            if (o->require_text) reason(p, o->text_fields[k], "missing; expected a string");
-        } else if (!json_object_is_type(tv, json_type_string)) {
-            reason(p, o->text_fields[k], "expected a string, got %s", type_name(tv));
-        } else if (check_utf8(p, o->text_fields[k], json_object_get_string(tv),
-                              (size_t)json_object_get_string_len(tv))) {
-            texts[ntextok] = json_object_get_string(tv);
-            lens[ntextok++] = (size_t)json_object_get_string_len(tv);
-        }
-    }
-
+    size_t ntextok = read_texts(p, rec, texts, lens);
     char family_lit[LA_LITERAL_MAX + 1], label_lit[LA_LITERAL_MAX + 1];
     const char *family = opt_text(p, rec, raw, rawlen, o->family_field, 1, 0, "a string or an integer", family_lit);
     size_t label_reasons = p->nreasons;
     const char *label = opt_text(p, rec, raw, rawlen, o->label_field, 1, 1, "a string, number or boolean", label_lit);
     if (o->require_label && !label && p->nreasons == label_reasons)
         reason(p, o->label_field, "missing or empty; expected a class label (the three-set split needs one on every row)");
-
-    /* date */
-    json_object *dv = get_path(rec, o->date_field);
-    if (dv && !json_object_is_type(dv, json_type_null)) {
-        if (!json_object_is_type(dv, json_type_string)) {
-            reason(p, o->date_field, "expected a date string YYYY-MM-DD, got %s", type_name(dv));
-        } else if (json_object_get_string_len(dv) > 0) {
-            const char *ds = json_object_get_string(dv);
-            size_t dn = (size_t)json_object_get_string_len(dv);
-            char sh[200];
-            if (la_date_parse(ds, dn, o->allow_timestamp, &row.date) != LA_OK)
-                reason(p, o->date_field, "expected a date YYYY-MM-DD that exists on the calendar%s, got '%s'",
-                       o->allow_timestamp ? " (or an ISO 8601 timestamp)" : "", shown(ds, dn, sh));
-        }
-    }
-
-    if (o->require_date && row.date == LA_NO_DATE && !(dv && json_object_is_type(dv, json_type_string) &&
-                                                       json_object_get_string_len(dv) > 0))
-        reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
-
-    /* score */
-    /* one rule for numbers and strings (CSV cells): a JSON number in [0, 1]; true/false are 1/0; an
-     * empty string (an empty CSV cell) is no score */
-    json_object *sv = get_path(rec, o->score_field);
-    if (sv && !json_object_is_type(sv, json_type_null) &&
-        !(json_object_is_type(sv, json_type_string) && json_object_get_string_len(sv) == 0)) {
-        double x = NAN;
-        json_type ty = json_object_get_type(sv);
-        if (ty == json_type_int || ty == json_type_double) x = json_object_get_double(sv);
-        else if (ty == json_type_boolean) x = json_object_get_boolean(sv) ? 1.0 : 0.0;
-        else if (ty == json_type_string) {
-            const char *ss = json_object_get_string(sv);
-            size_t sn = (size_t)json_object_get_string_len(sv);
-            if (la_json_number_len(ss, sn) == sn) x = strtod(ss, NULL);
-        }
-        if (x >= 0.0 && x <= 1.0) {
-            row.score = x;
-        } else if (ty == json_type_string) {
-            char sh[200];
-            reason(p, o->score_field, "expected a number in [0, 1], got '%s'",
-                   shown(json_object_get_string(sv), (size_t)json_object_get_string_len(sv), sh));
-        } else {
-            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
-        }
-    }
-
-    /* embedding vector */
-    if (o->embedding_field) {
-        json_object *ev = get_path(rec, o->embedding_field);
-        size_t dim = ev && json_object_is_type(ev, json_type_array) ? json_object_array_length(ev) : 0;
-        if (!ev) reason(p, o->embedding_field, "missing; expected an array of numbers (--embedding-field)");
-        else if (dim == 0) reason(p, o->embedding_field, "expected a non-empty array of numbers, got %s", type_name(ev));
-        else if (L->emb_dim && dim != L->emb_dim)
-            reason(p, o->embedding_field, "expected %zu numbers as in the first row, got %zu", L->emb_dim, dim);
-        else {
-            vec = malloc(dim * sizeof *vec);
-            if (!vec) return la_error(LA_ENOMEM, "out of memory");
-            for (size_t k = 0; k < dim && vec; k++) {
-                json_object *x = json_object_array_get_idx(ev, k);
-                if (!x || !(json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
-                    reason(p, o->embedding_field, "element %zu: expected a number, got %s", k, x ? type_name(x) : "null");
-                    free(vec);
-                    vec = NULL;
-                } else {
-                    vec[k] = (float)json_object_get_double(x);
-                }
-            }
-            if (vec) {
-                char where[300];
-                snprintf(where, sizeof where, "%s", o->embedding_field);
-                if (la_vec_check_normalize(vec, dim, where) != LA_OK) {
-                    /* the message reads "FIELD: component C is NaN" or similar */
-                    const char *m = la_last_error();
-                    size_t fl = strlen(o->embedding_field);
-                    reason(p, o->embedding_field, "%s", !strncmp(m, o->embedding_field, fl) && m[fl] == ':' ? m + fl + 2 : m);
-                    free(vec);
-                    vec = NULL;
-                } else if (!L->emb_dim) {
-                    L->emb_dim = dim;
-                }
-            }
-        }
-    }
+    read_date(p, rec, &row);
+    read_score(p, rec, &row);
+    float *vec = NULL;
+    if (o->embedding_field) LA_TRY(read_embedding(p, rec, &vec));
 
     /* the record as a whole */
     if (p->nreasons == 0) {
@@ -458,59 +549,18 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
         free(vec);
         return push_reject(p, line, part, id, raw, rawlen);
     }
-
-    /* accepted: the vector joins the matrix in table order */
-    if (o->embedding_field) {
-        size_t nrow = la_table_nrows(t);
-        if ((nrow + 1) * L->emb_dim > L->emb_cap) {
-            size_t cap = L->emb_cap ? L->emb_cap * 2 : 1024 * L->emb_dim;
-            while (cap < (nrow + 1) * L->emb_dim) cap *= 2;
-            float *m = realloc(L->emb, cap * sizeof *m);
-            if (!m) {
-                free(vec);
-                return la_error(LA_ENOMEM, "out of memory storing embeddings");
-            }
-            L->emb = m;
-            L->emb_cap = cap;
-        }
-        memcpy(L->emb + nrow * L->emb_dim, vec, L->emb_dim * sizeof *vec);
-        free(vec);
-    }
-
-    /* accepted: copy strings into the table's arena */
+    if (o->embedding_field) LA_TRY(store_embedding(L, vec));
     row.part = part;
-    LA_TRY(la_table_strdup(t, id, strlen(id), &row.id));
-    if (ntextok) {
-        size_t total = 0;
-        for (size_t k = 0; k < ntextok; k++) total += lens[k] + 1;
-        char *joined = malloc(total);
-        if (!joined) return la_error(LA_ENOMEM, "out of memory");
-        size_t w = 0;
-        for (size_t k = 0; k < ntextok; k++) {
-            if (k) joined[w++] = '\n';
-            memcpy(joined + w, texts[k], lens[k]);
-            w += lens[k];
-        }
-        la_status s = la_table_strdup(t, joined, w, &row.text);
-        free(joined);
-        LA_TRY(s);
-    }
-    if (family) LA_TRY(la_table_strdup(t, family, strlen(family), &row.family));
-    if (label) LA_TRY(la_table_strdup(t, label, strlen(label), &row.label));
-    LA_TRY(la_table_strdup(t, raw, rawlen, &row.raw));
-    return la_table_append(t, &row, NULL);
+    return store_row(t, &row, id, texts, lens, ntextok, family, label, raw, rawlen);
 }
 
-/* First pass: does any record carry the id field? It stops at the first one that does (returning
- * LA_EUNSUPPORTED as "found"), so only a file without ids is read twice to the end. */
+/* First pass: does any record carry the id field? It stops at the first one that does (have_id
+ * ends la_records_each_until), so only a file without ids is read twice to the end. */
 static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                           const char *parse_error)
 {
     pending *p = ctx;
-    if (rec && get_path(rec, p->L->opts.id_field)) {
-        p->ids_generated = 0;
-        return LA_EUNSUPPORTED;
-    }
+    if (rec && get_path(rec, p->L->opts.id_field)) p->ids_generated = 0, p->have_id = 1;
     return LA_OK;
 }
 
@@ -553,8 +603,7 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
         uint32_t ignored;
         LA_TRY(la_table_part(L->table, part, &ignored));
     }
-    st = la_records_each(&in, path, fmt, &L->opts.limits, probe_id, &p);
-    if (st == LA_EUNSUPPORTED) st = LA_OK;
+    st = la_records_each_until(&in, path, fmt, &L->opts.limits, probe_id, &p, &p.have_id);
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated;
         st = la_records_each(&in, path, fmt, &L->opts.limits, on_record, &p);

@@ -8,7 +8,6 @@
 
 #include "leakaudit.h"
 #include "records.h"
-#include "report.h"
 
 #define LA_MAX_TEXT_FIELDS 16
 #define LA_MAX_PART_COUNT 64   /* partitions whose record counts are kept (embeddings need them) */

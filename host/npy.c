@@ -3,6 +3,7 @@
  * NumPy writes ('descr', 'fortran_order', 'shape') are parsed, with just enough of the syntax.
  */
 #include "npy.h"
+#include "la_alloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -187,7 +188,7 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
         }
     }
     size_t nval = rows * cols;
-    m = malloc((nval ? nval : 1) * sizeof *m);
+    m = la_malloc_n(nval, sizeof *m);
     raw = malloc(cols * (size_t)elem);
     if (!m || !raw) {
         st = la_error(LA_ENOMEM, "%s: out of memory for %zu x %zu floats", path, rows, cols);

@@ -23,7 +23,13 @@
 
 static const char k_manifest_head[] = "# leakaudit output: the files below were written by one run and are replaced by the next\n";
 
-/* ---- state for SIGINT/SIGTERM: plain buffers, so the handler needs no allocation ---- */
+/* ---- state for SIGINT/SIGTERM: plain buffers, so the handler needs no allocation ----
+ *
+ * The one file-scope mutable state of the library, and on purpose: a signal handler is installed
+ * per process and can reach nothing but globals, so what it must clean up (the temporary
+ * directory being filled) has to live here. It is the program's (one output directory written
+ * at a time, by la_outdir_begin .. commit/abort); an embedder that writes reports from two threads
+ * at once gets the cleanup for the latest one only, never a wrong deletion. */
 
 static char g_sig_tmp[PATH_MAX];
 static char g_sig_names[32768]; /* NUL-separated names of the files created in g_sig_tmp */
@@ -584,4 +590,13 @@ void la_outdir_abort(la_outdir *o)
     free(o->final);
     free(o->shown);
     memset(o, 0, sizeof *o);
+}
+
+la_status la_outdir_finish(la_outdir *o, la_status s)
+{
+    if (s != LA_OK) {
+        la_outdir_abort(o);
+        return s;
+    }
+    return la_outdir_commit(o);
 }

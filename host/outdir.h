@@ -43,5 +43,19 @@ la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b);
 la_status la_outdir_commit(la_outdir *o);
 /* Remove the temporary directory. Frees o. Safe after a failed commit or begin. */
 void la_outdir_abort(la_outdir *o);
+/* Commit when s is LA_OK, else abort; returns s, or the commit's status. Frees o. */
+la_status la_outdir_finish(la_outdir *o, la_status s);
+
+/* While s is LA_OK: empty buffer b, fill it with `call` (a la_status expression writing into b)
+ * and write it as `name`; s ends as the first failure. Used as a statement by the writers of every
+ * command. */
+#define LA_OUTDIR_EMIT(od, s, b, name, call)                         \
+    do {                                                             \
+        if ((s) == LA_OK) {                                          \
+            (b)->n = 0;                                              \
+            (s) = (call);                                            \
+            if ((s) == LA_OK) (s) = la_outdir_write((od), (name), (b)); \
+        }                                                            \
+    } while (0)
 
 #endif /* LA_OUTDIR_H */

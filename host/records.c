@@ -371,6 +371,8 @@ typedef struct counted {
     const la_limits *lim;
     const char *path;
     size_t n;
+    const int *stop;   /* the caller's "enough" flag, or NULL */
+    int stopped;       /* the iteration was cut short on *stop, not by a failure */
 } counted;
 
 static la_status count_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
@@ -380,18 +382,32 @@ static la_status count_record(void *ctx, json_object *rec, const char *raw, size
     if (k->lim && k->lim->max_rows && ++k->n > k->lim->max_rows)
         return la_error(LA_EINPUT, "%s:%u: record: more than %zu rows in one input; raise --max-rows (or give 0) to "
                                    "read it", k->path, line, k->lim->max_rows);
-    return k->fn(k->ctx, rec, raw, rawlen, line, parse_error);
+    la_status s = k->fn(k->ctx, rec, raw, rawlen, line, parse_error);
+    if (s == LA_OK && k->stop && *k->stop) {
+        /* any failure unwinds the format loops; stopped tells it apart from a real one */
+        k->stopped = 1;
+        return LA_EINTERNAL;
+    }
+    return s;
+}
+
+la_status la_records_each_until(const la_input *in, const char *path, la_format fmt, const la_limits *lim,
+                                la_record_fn fn, void *ctx, const int *stop)
+{
+    if (fmt == LA_FMT_AUTO) fmt = la_format_detect(path, in);
+    counted k = {fn, ctx, lim, path, 0, stop, 0};
+    la_status s;
+    switch (fmt) {
+    case LA_FMT_JSONL: s = each_jsonl(in, lim, count_record, &k); break;
+    case LA_FMT_CSV: s = each_csv(in, path, lim, count_record, &k); break;
+    case LA_FMT_TSV: s = each_tsv(in, path, lim, count_record, &k); break;
+    default: return la_error(LA_EINTERNAL, "unknown format");
+    }
+    return k.stopped ? LA_OK : s;
 }
 
 la_status la_records_each(const la_input *in, const char *path, la_format fmt, const la_limits *lim, la_record_fn fn,
                           void *ctx)
 {
-    if (fmt == LA_FMT_AUTO) fmt = la_format_detect(path, in);
-    counted k = {fn, ctx, lim, path, 0};
-    switch (fmt) {
-    case LA_FMT_JSONL: return each_jsonl(in, lim, count_record, &k);
-    case LA_FMT_CSV: return each_csv(in, path, lim, count_record, &k);
-    case LA_FMT_TSV: return each_tsv(in, path, lim, count_record, &k);
-    default: return la_error(LA_EINTERNAL, "unknown format");
-    }
+    return la_records_each_until(in, path, fmt, lim, fn, ctx, NULL);
 }

@@ -33,4 +33,8 @@ typedef la_status (*la_record_fn)(void *ctx, json_object *rec, const char *raw, 
 la_status la_records_each(const la_input *in, const char *path, la_format fmt, const la_limits *lim, la_record_fn fn,
                           void *ctx);
 
+/* The same, ending early (with LA_OK) after the first call of fn that leaves *stop nonzero. */
+la_status la_records_each_until(const la_input *in, const char *path, la_format fmt, const la_limits *lim,
+                                la_record_fn fn, void *ctx, const int *stop);
+
 #endif /* LA_RECORDS_H */

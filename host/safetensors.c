@@ -3,6 +3,7 @@
  * tensors point into the mapping, and conversions to float32 are copies.
  */
 #include "safetensors.h"
+#include "la_alloc.h"
 
 #include "npy.h"
 
@@ -267,7 +268,7 @@ la_status la_safetensors_read_f32(const la_safetensors *st, const char *name, in
     *out = NULL;
     const la_st_tensor *t;
     LA_TRY(lookup_float(st, name, ndim, shape, &t));
-    float *f = malloc((t->nelem ? t->nelem : 1) * sizeof *f);
+    float *f = la_malloc_n(t->nelem, sizeof *f);
     if (!f) return la_error(LA_ENOMEM, "out of memory for tensor '%s' (%zu values)", name, t->nelem);
     const unsigned char *p = t->data;
     for (size_t i = 0; i < t->nelem; i++) {

@@ -6,7 +6,11 @@
  * them into a recommendation for every row. This header holds what every module shares: the status
  * type and error reporting, the row table, the link (pair) list, and the evidence kinds.
  *
- * It includes no CUDA, FAISS or third-party headers. It is not a stable ABI yet (0.x).
+ * It also runs a whole audit for a program that embeds the library (la_options, la_audit_run,
+ * la_result, at the end): options in, links, clusters, assignments and statistics out.
+ *
+ * It includes no CUDA, FAISS or third-party headers. It is not a stable ABI yet (0.x): the shared
+ * library's SONAME carries the minor version (libleakaudit.so.0.1).
  *
  * Conventions: every fallible function returns la_status (LA_OK = 0, negative on failure) and puts
  * the human detail into la_last_error(). Out-parameters come last and are marked OUT.
@@ -21,6 +25,14 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of this header; la_version() gives the library's. LEAKAUDIT_VERSION is one number
+ * for comparisons: MAJOR * 10000 + MINOR * 100 + PATCH. CMakeLists.txt reads the version here. */
+#define LEAKAUDIT_VERSION_MAJOR 0
+#define LEAKAUDIT_VERSION_MINOR 1
+#define LEAKAUDIT_VERSION_PATCH 0
+#define LEAKAUDIT_VERSION \
+    (LEAKAUDIT_VERSION_MAJOR * 10000 + LEAKAUDIT_VERSION_MINOR * 100 + LEAKAUDIT_VERSION_PATCH)
 
 #if defined(_WIN32)
 #define LA_API
@@ -169,6 +181,34 @@ LA_API size_t la_table_nrows(const la_table *t);
 LA_API la_row *la_table_rows(la_table *t);
 LA_API const la_row *la_table_rows_const(const la_table *t);
 
+/* ---- inputs: files read and records rejected --------------------------------------------- */
+
+/* The partition of a reject whose partition is unknown. */
+#define LA_NO_PART UINT32_MAX
+
+
+/* One rejected record with every reason found in it. Strings are owned by whoever loaded it (the
+ * loader, or an la_result) and live as long as it. */
+typedef struct la_reject {
+    uint32_t file, line;
+    uint32_t part;        /* LA_NO_PART when the partition is unknown */
+    char *id;             /* NULL when absent */
+    char *raw;            /* the record as one line of JSON, or the raw line when unparseable */
+    char **reasons;       /* "FIELD: what was expected" */
+    size_t nreasons;
+} la_reject;
+
+/* One input file as it was read. */
+typedef struct la_file_info {
+    char *path;
+    const char *format;
+    const char *compression;
+    size_t bytes;          /* as stored */
+    size_t rows_read, rows_rejected;
+    int ids_generated;     /* the file has no id field: ids are BASENAME:LINE */
+    char blake2b_hex[65];
+} la_file_info;
+
 /* ---- links (pairs) ------------------------------------------------------------------------ */
 
 /* One link between two rows of different partitions (or of one partition, for within-partition
@@ -233,6 +273,86 @@ LA_API uint32_t la_gate_kinds(const la_gate *g);
 
 /* The gate written back as a --fail-on list ("none" when nothing gates) into buf (>= 96 bytes). */
 LA_API void la_gate_format(const la_gate *g, char *buf, size_t size);
+
+/* ---- running an audit -------------------------------------------------------------------- */
+
+/* The options of one audit: the inputs and every setting `leakaudit audit` takes. Not thread-safe
+ * to change from two threads; one la_options may be read by several la_audit_run calls. */
+typedef struct la_options la_options;
+
+LA_API la_status la_options_new(la_options **out /* OUT */);
+LA_API void la_options_free(la_options *o);
+
+/* Set one option by its `leakaudit audit` long name without the dashes, e.g. ("text-field",
+ * "question"), ("cutoff", "2026-01-01"), ("near", "off"), ("embed", "lexical"), ("fail-on",
+ * "exact"), ("threads", "4"), ("within", NULL): the same names, values and rules as the command
+ * line (leakaudit audit --help). Options that repeat on the command line add up here too. The
+ * value is copied. LA_EINVAL with the reason in la_last_error() for an unknown name or a bad
+ * value. "out" is accepted and ignored (la_result_write takes the folder). */
+LA_API la_status la_options_set(la_options *o, const char *name, const char *value);
+
+/* One input file (copied): its rows belong to partition `part` ("dev", "test", any name), or,
+ * with part NULL, to the partition their split field names. "-" reads standard input. */
+LA_API la_status la_options_add_input(la_options *o, const char *part, const char *path);
+
+/* Everything one audit decided; owned by the caller (la_result_free). */
+typedef struct la_result la_result;
+
+/* Where a row goes when it is not kept in its partition (see la_result_outcome). */
+#define LA_OUTCOME_QUARANTINE UINT32_MAX
+
+/* Run the audit: read and validate the inputs, find every link across the held-out boundary,
+ * grade them, build clusters and decide every row's outcome. Writes no file. Like the command, it
+ * prints to stderr the first problems of an input refused under --on-invalid fail, and warnings
+ * (a GPU fallback) unless "quiet" is set. On
+ * success *out is a new result; on failure *out is NULL and la_last_error() says why (LA_EINVAL
+ * and LA_EINPUT: options or input, the command's exit code 2). Thread-safe: two audits may run at
+ * once on two threads. */
+LA_API la_status la_audit_run(const la_options *o, la_result **out /* OUT */);
+LA_API void la_result_free(la_result *r);
+
+/* The rows, as read (partitions, ids, texts); borrowed, valid until la_result_free. */
+LA_API const la_table *la_result_table(const la_result *r);
+/* Index of the held-out partition in the table. */
+LA_API uint32_t la_result_heldout(const la_result *r);
+
+/* The links: every pair of rows with evidence across the boundary, sorted by held-out id, then
+ * seen id, each with its kinds, scores and grade. Borrowed, valid until la_result_free. */
+LA_API const la_pair *la_result_links(const la_result *r, size_t *n /* OUT */);
+
+/* Leak clusters: la_result_cluster gives a row's cluster (1 .. la_result_nclusters; 0: none). */
+LA_API size_t la_result_nclusters(const la_result *r);
+LA_API uint32_t la_result_cluster(const la_result *r, size_t row);
+
+/* The assignment of a row: the partition index it stays in, or LA_OUTCOME_QUARANTINE. */
+LA_API uint32_t la_result_outcome(const la_result *r, size_t row);
+
+/* Records that were rejected (never in the table), with their reasons; borrowed. */
+LA_API const la_reject *la_result_rejects(const la_result *r, size_t *n /* OUT */);
+
+/* The figures of the summary. */
+typedef struct la_result_stats {
+    size_t rows_read;          /* rows placed in the table + rows rejected */
+    size_t rows_rejected;
+    size_t links;              /* all links */
+    size_t gating_links;       /* links that fail the gate (--fail-on) */
+    size_t clusters;
+    size_t quarantined;        /* rows whose outcome is LA_OUTCOME_QUARANTINE */
+    size_t heldout_rows;       /* rows of the held-out partition */
+    size_t heldout_clean;      /* of them, not quarantined */
+    double accuracy;           /* mean score of the clean held-out rows, or the assumed 0.9 */
+    int accuracy_observed;     /* 1: from the rows' scores; 0: assumed */
+    double ci95;               /* half width of the 95% interval at that accuracy (NaN: no clean row) */
+    int leaks;                 /* 1: the gate failed */
+    int exit_code;             /* what `leakaudit audit` would exit with: 0 clean, 1 leaks */
+} la_result_stats;
+
+LA_API void la_result_stats_get(const la_result *r, la_result_stats *out /* OUT */);
+
+/* Write the reports `leakaudit audit --out dir` writes (report.json, pairs.jsonl,
+ * assignments.jsonl, the manifests, ...), atomically: dir is replaced only when it is absent,
+ * empty or a report this tool wrote, and never when it holds an input. */
+LA_API la_status la_result_write(const la_result *r, const char *dir);
 
 #ifdef __cplusplus
 }

@@ -1,14 +1,16 @@
 /* exact.c - exact-copy join on the 128-bit normalized-text hash (see exact.h). */
 #include "exact.h"
+#include "la_alloc.h"
+#include "la_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const la_row *g_rows; /* qsort context; la_exact_find is not reentrant across threads */
-
-static int cmp_hash_part_id(const void *x, const void *y)
+/* Row indices by hash, then partition, then id; ctx is the rows. */
+static int cmp_hash_part_id(const void *x, const void *y, void *ctx)
 {
-    const la_row *a = &g_rows[*(const uint32_t *)x], *b = &g_rows[*(const uint32_t *)y];
+    const la_row *rows = ctx;
+    const la_row *a = &rows[*(const uint32_t *)x], *b = &rows[*(const uint32_t *)y];
     if (a->hash[1] != b->hash[1]) return a->hash[1] < b->hash[1] ? -1 : 1;
     if (a->hash[0] != b->hash[0]) return a->hash[0] < b->hash[0] ? -1 : 1;
     if (a->part != b->part) return a->part < b->part ? -1 : 1;
@@ -35,9 +37,9 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
     memset(res, 0, sizeof *res);
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    res->dup_of = malloc((n ? n : 1) * sizeof *res->dup_of);
-    res->conflict_rows = malloc((n ? n : 1) * sizeof *res->conflict_rows);
+    uint32_t *order = la_malloc_n(n, sizeof *order);
+    res->dup_of = la_malloc_n(n, sizeof *res->dup_of);
+    res->conflict_rows = la_malloc_n(n, sizeof *res->conflict_rows);
     res->conflict_start = malloc((n + 1) * sizeof *res->conflict_start);
     if (!order || !res->dup_of || !res->conflict_rows || !res->conflict_start) {
         free(order);
@@ -49,8 +51,7 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
         res->dup_of[i] = LA_NOT_DUP;
         if (rows[i].norm && rows[i].norm_len > 0) order[m++] = (uint32_t)i;
     }
-    g_rows = rows;
-    qsort(order, m, sizeof *order, cmp_hash_part_id);
+    la_sort(order, m, sizeof *order, cmp_hash_part_id, (void *)rows);
 
     size_t nconf_rows = 0;
     la_status st = LA_OK;

@@ -14,6 +14,7 @@
  * counts as its number ("4th" is 4).
  */
 #include "grade.h"
+#include "la_alloc.h"
 
 #include "near_kernels.h"
 #include "parallel.h"
@@ -384,8 +385,8 @@ static float weight_of(const grade_ctx *c, double others)
 
 static int fill_weights(const grade_ctx *c, const u64v *keys, float **shared, float **alone)
 {
-    *shared = malloc((keys->n ? keys->n : 1) * sizeof **shared);
-    *alone = malloc((keys->n ? keys->n : 1) * sizeof **alone);
+    *shared = la_malloc_n(keys->n, sizeof **shared);
+    *alone = la_malloc_n(keys->n, sizeof **alone);
     if (!*shared || !*alone) return 0;
     for (size_t k = 0; k < keys->n; k++) {
         size_t at = df_find(&c->df, keys->v[k]);
@@ -575,8 +576,8 @@ static la_status check_params(const la_grade_params *p)
 static la_status prepare(grade_ctx *c, int nt)
 {
     size_t n = la_table_nrows(c->t);
-    c->role = calloc(n ? n : 1, 1);
-    c->slot = malloc((n ? n : 1) * sizeof *c->slot);
+    c->role = la_calloc_n(n, 1);
+    c->slot = la_malloc_n(n, sizeof *c->slot);
     c->sc = calloc((size_t)nt, sizeof *c->sc);
     if (!c->role || !c->slot || !c->sc) return la_error(LA_ENOMEM, "grades: out of memory for %zu rows", n);
     for (size_t k = 0; k < c->pairs->n; k++) {
@@ -586,8 +587,8 @@ static la_status prepare(grade_ctx *c, int nt)
         c->role[q->b] |= ROLE_HELD;
     }
     for (size_t i = 0; i < n; i++) c->nlinked += c->role[i] != 0;
-    c->linked = malloc((c->nlinked ? c->nlinked : 1) * sizeof *c->linked);
-    c->sets = calloc(c->nlinked ? c->nlinked : 1, sizeof *c->sets);
+    c->linked = la_malloc_n(c->nlinked, sizeof *c->linked);
+    c->sets = la_calloc_n(c->nlinked, sizeof *c->sets);
     if (!c->linked || !c->sets) return la_error(LA_ENOMEM, "grades: out of memory for %zu linked rows", c->nlinked);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {

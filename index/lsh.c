@@ -7,6 +7,7 @@
  * mixed hashes (they index the table directly).
  */
 #include "lsh.h"
+#include "la_alloc.h"
 
 #include <math.h>
 #include <stdlib.h>

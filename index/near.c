@@ -17,6 +17,7 @@
  * corpus of hundreds of thousands of rows.
  */
 #include "near.h"
+#include "la_alloc.h"
 
 #include "dispatch.h"
 #include "lsh.h"
@@ -308,7 +309,7 @@ static la_status build_lsh(near_ctx *c, side sd, la_buckets **out)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) n += on_side(c, i, sd) ? (size_t)c->bands : 0;
-    la_bucket_entry *e = malloc((n ? n : 1) * sizeof *e);
+    la_bucket_entry *e = la_malloc_n(n, sizeof *e);
     if (!e) return la_error(LA_ENOMEM, "out of memory for %zu LSH bucket entries", n);
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
@@ -322,7 +323,7 @@ static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) n += on_side(c, i, sd) ? (size_t)c->blocks : 0;
-    la_bucket_entry *e = malloc((n ? n : 1) * sizeof *e);
+    la_bucket_entry *e = la_malloc_n(n, sizeof *e);
     if (!e) return la_error(LA_ENOMEM, "out of memory for %zu SimHash block entries", n);
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
@@ -337,7 +338,7 @@ static la_status build_con(near_ctx *c, side sd, la_buckets **out)
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++)
         if (on_side(c, i, sd)) n += c->nsamp[i];
-    la_bucket_entry *e = malloc((n ? n : 1) * sizeof *e);
+    la_bucket_entry *e = la_malloc_n(n, sizeof *e);
     if (!e) return la_error(LA_ENOMEM, "out of memory for %zu containment sample entries", n);
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
@@ -552,12 +553,12 @@ static void free_ctx(near_ctx *c)
 static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
 {
     size_t n = c->n;
-    c->nsh = malloc((n ? n : 1) * sizeof *c->nsh);
-    c->sig = malloc((n ? n : 1) * (size_t)c->K * sizeof *c->sig);
-    c->keys = malloc((n ? n : 1) * (size_t)c->bands * sizeof *c->keys);
-    c->simh = malloc((n ? n : 1) * sizeof *c->simh);
-    c->samp = malloc((n ? n : 1) * (size_t)c->m * sizeof *c->samp);
-    c->nsamp = calloc(n ? n : 1, sizeof *c->nsamp);
+    c->nsh = la_malloc_n(n, sizeof *c->nsh);
+    c->sig = la_malloc_nm(n, (size_t)c->K, sizeof *c->sig);
+    c->keys = la_malloc_nm(n, (size_t)c->bands, sizeof *c->keys);
+    c->simh = la_malloc_n(n, sizeof *c->simh);
+    c->samp = la_malloc_nm(n, (size_t)c->m, sizeof *c->samp);
+    c->nsamp = la_calloc_n(n, sizeof *c->nsamp);
     c->sc = calloc((size_t)c->nthreads, sizeof *c->sc);
     if (c->contain) c->df = calloc(DF_SIZE, sizeof *c->df);
     if (!c->nsh || !c->sig || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->df))
@@ -582,7 +583,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
     size_t total = 0;
     for (int i = 0; i < c->nthreads; i++) total += c->sc[i].nc;
-    c->cands = malloc((total ? total : 1) * sizeof *c->cands);
+    c->cands = la_malloc_n(total, sizeof *c->cands);
     if (!c->cands) return la_error(LA_ENOMEM, "near: out of memory for %zu candidates", total);
     for (int i = 0; i < c->nthreads; i++) {
         if (c->sc[i].nc) memcpy(c->cands + c->ncand, c->sc[i].c, c->sc[i].nc * sizeof *c->cands);
@@ -608,15 +609,15 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     st->candidates = w;
     double t2 = now_s();
 
-    c->res = malloc((w ? w : 1) * sizeof *c->res);
-    c->keep = malloc(w ? w : 1);
+    c->res = la_malloc_n(w, sizeof *c->res);
+    c->keep = la_malloc_n(w, 1);
     if (!c->res || !c->keep) return la_error(LA_ENOMEM, "near: out of memory verifying %zu candidates", w);
     LA_TRY(la_parallel_for(c->nthreads, w, 64, verify, c));
     size_t kept = 0;
     for (size_t i = 0; i < w; i++) kept += c->keep[i];
     if (out->cap - out->n < kept) {
         size_t cap = out->n + kept;
-        la_pair *v = realloc(out->v, (cap ? cap : 1) * sizeof *v);
+        la_pair *v = la_realloc_n(out->v, cap, sizeof *v);
         if (!v) return la_error(LA_ENOMEM, "near: out of memory appending %zu pairs", kept);
         out->v = v;
         out->cap = cap;

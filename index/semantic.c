@@ -3,6 +3,7 @@
  * runs one of the search paths, and turns its hits into la_pairs and nearest-neighbour lists.
  */
 #include "semantic.h"
+#include "la_alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -94,9 +95,9 @@ la_status la_semantic_embed_lexical(const la_table *t, uint32_t dim, int threads
     ep.threads = threads;
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
-    const char **texts = malloc((n ? n : 1) * sizeof *texts);
-    size_t *lens = malloc((n ? n : 1) * sizeof *lens);
-    float *m = malloc((n ? n : 1) * (size_t)ep.dim * sizeof *m);
+    const char **texts = la_malloc_n(n, sizeof *texts);
+    size_t *lens = la_malloc_n(n, sizeof *lens);
+    float *m = la_malloc_nm(n, (size_t)ep.dim, sizeof *m);
     la_status st = LA_OK;
     if (!texts || !lens || !m) {
         st = la_error(LA_ENOMEM, "lexical embedding: out of memory for %zu x %u floats", n, ep.dim);
@@ -154,10 +155,10 @@ static la_status sides_gather(const la_table *t, uint32_t heldout, const float *
         else
             sd->ns++;
     }
-    sd->Q = malloc((sd->nq ? sd->nq : 1) * d * sizeof(float));
-    sd->S = malloc((sd->ns ? sd->ns : 1) * d * sizeof(float));
-    sd->qrow = malloc((sd->nq ? sd->nq : 1) * sizeof(uint32_t));
-    sd->srow = malloc((sd->ns ? sd->ns : 1) * sizeof(uint32_t));
+    sd->Q = la_malloc_nm(sd->nq, d, sizeof(float));
+    sd->S = la_malloc_nm(sd->ns, d, sizeof(float));
+    sd->qrow = la_malloc_n(sd->nq, sizeof(uint32_t));
+    sd->srow = la_malloc_n(sd->ns, sizeof(uint32_t));
     if (!sd->Q || !sd->S || !sd->qrow || !sd->srow) {
         sides_free(sd);
         return la_error(LA_ENOMEM, "semantic: out of memory gathering %zu x %zu vectors", n, d);
@@ -187,9 +188,9 @@ static la_status emit(const sides *sd, const la_simtile_hits *hits, uint32_t k,
     if (!nearest) return LA_OK;
     memset(nearest, 0, sizeof *nearest);
     size_t nq = sd->nq;
-    nearest->row = malloc((nq ? nq : 1) * sizeof(uint32_t));
-    nearest->seen = malloc((nq ? nq : 1) * k * sizeof(uint32_t));
-    nearest->cosine = malloc((nq ? nq : 1) * k * sizeof(float));
+    nearest->row = la_malloc_n(nq, sizeof(uint32_t));
+    nearest->seen = la_malloc_nm(nq, k, sizeof(uint32_t));
+    nearest->cosine = la_malloc_nm(nq, k, sizeof(float));
     if (!nearest->row || !nearest->seen || !nearest->cosine) {
         la_semantic_nearest_free(nearest);
         return la_error(LA_ENOMEM, "semantic: out of memory");
@@ -371,8 +372,8 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
     la_status st = LA_OK;
     la_simtile_hits hits = {0};
     uint32_t k = p->topk;
-    uint32_t *top_idx = malloc((sd.nq ? sd.nq : 1) * k * sizeof *top_idx);
-    float *top_cos = malloc((sd.nq ? sd.nq : 1) * k * sizeof *top_cos);
+    uint32_t *top_idx = la_malloc_nm(sd.nq, k, sizeof *top_idx);
+    float *top_cos = la_malloc_nm(sd.nq, k, sizeof *top_cos);
     size_t rescored = 0;
     int on_gpu = 0;
     char fallback[sizeof stats->fallback] = "";

@@ -63,6 +63,12 @@ la audit --dev dev.jsonl --test test.jsonl --fail-on exactly --out k4
 expect_rc 2
 expect_has err.txt "--fail-on"
 [ ! -e k4 ] || fail "k4 was created"
+# the message names the option once and the value as given (it was once formatted into itself)
+expect_has err.txt "leakaudit audit: --fail-on 'exactly': unknown kind"
+grep -q -- "--fail-on: --fail-on" err.txt && fail "the --fail-on message repeats itself"
+la audit --dev dev.jsonl --test test.jsonl --fail-on exact:bogus --out k4
+expect_rc 2
+expect_has err.txt "leakaudit audit: --fail-on 'exact:bogus': unknown grade 'bogus' (expected copy, near or related)"
 
 check "--heldout naming no partition is a usage error (exit 2)"
 la audit --dev dev.jsonl --test test.jsonl --heldout eval --out k5

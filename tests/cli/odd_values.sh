@@ -54,6 +54,13 @@ score_case '"1."' 2 "expected a number in [0, 1], got '1.'"
 score_case '"inf"' 2 "expected a number in [0, 1], got 'inf'"
 score_case '"nan"' 2 "expected a number in [0, 1], got 'nan'"
 score_case '"1e0"' 0
+# a CSV cell is a string: -1 is a bad score, never "no score"
+printf 'id,text,score\ns1,q,-1\ns2,r,-1.0\ns3,w,\n' >score.csv
+la audit --dev t.jsonl --test score.csv --out score-csv --score-field score
+expect_rc 2 "CSV score -1"
+expect_has err.txt "score.csv:2: score: expected a number in [0, 1], got '-1'"
+expect_has err.txt "score.csv:3: score: expected a number in [0, 1], got '-1.0'"
+grep -q "score.csv:4" err.txt && fail "an empty CSV score cell is no score, not an error"
 score_case '"0.25"' 0
 score_case '0.25' 0
 score_case 'true' 0

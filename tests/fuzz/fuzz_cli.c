@@ -1,37 +1,18 @@
 /*
  * fuzz_cli.c - fuzz target for the option parser shared by audit and split: the bytes are split at
- * newlines into an argument vector (at most 40 arguments) and parsed with the common, near and
- * semantic options, then finished (la_cli_finish only looks at --out, it never writes). Whatever
+ * newlines into an argument vector (at most 40 arguments) and parsed with every option of audit
+ * (la_audit_options: the common, near, semantic and audit options), then finished (la_cli_finish only looks at --out, it never writes). Whatever
  * the arguments, parsing ends in "go on", an exit code, or a usage error with a message; nothing
  * leaks or reads freed memory (repeated --parts once did).
  */
-#include "cli.h"
-#include "tiers.h"
+#include "pipeline.h"
 
-#include <assert.h>
+#include "fuzz_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-typedef struct opts {
-    la_semantic_opts semantic;
-    la_near_opts_cli near;
-} opts;
-
-enum { OPT_SEMANTIC = LA_OPT_COMMAND_BASE, OPT_NEAR };
-
-static struct option k_options[] = {LA_CLI_COMMON_OPTIONS, LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
-                                    LA_NEAR_LONG_OPTIONS(OPT_NEAR), {0, 0, 0, 0}};
-
-static la_status command_option(void *ctx, int opt, const char *name, const char *arg)
-{
-    opts *o = ctx;
-    if (opt == OPT_SEMANTIC) return la_semantic_option(&o->semantic, name, arg);
-    if (opt == OPT_NEAR) return la_near_option(&o->near, name, arg);
-    return LA_EUNSUPPORTED;
-}
 
 /* getopt may keep a pointer into the previous argument vector: the arguments live here for good */
 static char g_args[4096];
@@ -52,23 +33,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p = nl + 1;
     }
     argv[argc] = NULL;
-    la_cli c;
-    la_cli_init(&c, "audit");
-    opts o;
-    memset(&o, 0, sizeof o);
-    la_semantic_opts_init(&o.semantic);
-    la_near_opts_init(&o.near);
+    la_audit_job job;
+    la_audit_job_init(&job);
+    la_cli *c = &job.cli;
     static int quiet;
     if (!quiet) quiet = freopen("/dev/null", "w", stdout) != NULL; /* --help text */
-    int rc = la_cli_parse(&c, argc, argv, k_options, "%s", command_option, &o);
-    assert(rc == -1 || rc == LA_EXIT_CLEAN || rc == LA_EXIT_USAGE);
+    int rc = la_cli_parse(c, argc, argv, la_audit_options, "%s", la_audit_job_option, &job);
+    LA_FUZZ_CHECK(rc == -1 || rc == LA_EXIT_CLEAN || rc == LA_EXIT_USAGE);
     if (rc == -1) {
-        la_status s = la_cli_finish(&c);
-        if (s != LA_OK) assert(la_last_error()[0] != '\0');
-        assert(c.nknown <= LA_CLI_MAX_PARTS && c.ninputs <= LA_CLI_MAX_INPUTS);
-        for (size_t k = 0; k < c.nknown; k++) assert(c.known[k] && c.known[k][0]);
+        la_status s = la_audit_job_finish(&job);
+        if (s != LA_OK) LA_FUZZ_CHECK(la_last_error()[0] != '\0');
+        LA_FUZZ_CHECK(c->nknown <= LA_CLI_MAX_PARTS && c->ninputs <= LA_CLI_MAX_INPUTS);
+        for (size_t k = 0; k < c->nknown; k++) LA_FUZZ_CHECK(c->known[k] && c->known[k][0]);
     }
-    la_semantic_opts_free(&o.semantic);
-    la_cli_free(&c);
+    la_audit_job_free(&job);
     return 0;
 }

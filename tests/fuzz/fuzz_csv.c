@@ -6,7 +6,7 @@
  */
 #include "records.h"
 
-#include <assert.h>
+#include "fuzz_check.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,20 +22,20 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
                            const char *parse_error)
 {
     seen *s = ctx;
-    assert(line >= s->last_line);
+    LA_FUZZ_CHECK(line >= s->last_line);
     s->last_line = line;
     if (!rec) {
-        assert(parse_error && parse_error[0]);
-        assert(raw >= s->begin && raw + rawlen <= s->end); /* the text of the row as it stands in the file */
+        LA_FUZZ_CHECK(parse_error && parse_error[0]);
+        LA_FUZZ_CHECK(raw >= s->begin && raw + rawlen <= s->end); /* the text of the row as it stands in the file */
         s->rejects++;
         return LA_OK;
     }
-    assert(json_object_is_type(rec, json_type_object));
+    LA_FUZZ_CHECK(json_object_is_type(rec, json_type_object));
     json_object_object_foreach(rec, key, val) {
-        assert(key[0] || 1);
-        assert(json_object_is_type(val, json_type_string));
+        LA_FUZZ_CHECK(key[0] || 1);
+        LA_FUZZ_CHECK(json_object_is_type(val, json_type_string));
     }
-    assert(raw && rawlen > 0);
+    LA_FUZZ_CHECK(raw && rawlen > 0);
     s->records++;
     return LA_OK;
 }
@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     seen s = {in.data, in.data + in.len, 0, 0, 0};
     la_status st = la_records_each(&in, (data[0] & 1) ? "f.tsv" : "f.csv", (data[0] & 1) ? LA_FMT_TSV : LA_FMT_CSV,
                                    &lim, on_record, &s);
-    if (st != LA_OK) assert(la_last_error()[0] != '\0');
+    if (st != LA_OK) LA_FUZZ_CHECK(la_last_error()[0] != '\0');
     free(in.data);
     return 0;
 }

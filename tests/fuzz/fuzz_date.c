@@ -4,7 +4,7 @@
  */
 #include "leakaudit.h"
 
-#include <assert.h>
+#include "fuzz_check.h"
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -17,11 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (la_date_parse(s, size - 1, data[0] & 1, &days) == LA_OK) {
         char buf[11], again[11];
         la_date_format(days, buf);
-        assert(memcmp(buf, s, 10) == 0);
+        LA_FUZZ_CHECK(memcmp(buf, s, 10) == 0);
         int32_t d2;
-        assert(la_date_parse(buf, 10, 0, &d2) == LA_OK && d2 == days);
+        LA_FUZZ_CHECK(la_date_parse(buf, 10, 0, &d2) == LA_OK && d2 == days);
         la_date_format(d2, again);
-        assert(strcmp(buf, again) == 0);
+        LA_FUZZ_CHECK(strcmp(buf, again) == 0);
     }
     return 0;
 }

@@ -6,7 +6,7 @@
 #include "fuzz_file.h"
 #include "load.h"
 
-#include <assert.h>
+#include "fuzz_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (s == LA_OK) {
         size_t read = 0, rejected = 0;
         for (size_t k = 0; k < L.nfiles; k++) read += L.files[k].rows_read, rejected += L.files[k].rows_rejected;
-        assert(read == la_table_nrows(t) + rejected);
-        assert(rejected == L.nrejects);
+        LA_FUZZ_CHECK(read == la_table_nrows(t) + rejected);
+        LA_FUZZ_CHECK(rejected == L.nrejects);
         const la_row *rows = la_table_rows_const(t);
         for (size_t i = 0; i < la_table_nrows(t); i++) {
-            assert(rows[i].id && rows[i].id[0]);
-            assert(la_table_find_id(t, rows[i].id) == i);
-            assert(rows[i].text);
+            LA_FUZZ_CHECK(rows[i].id && rows[i].id[0]);
+            LA_FUZZ_CHECK(la_table_find_id(t, rows[i].id) == i);
+            LA_FUZZ_CHECK(rows[i].text);
         }
-        for (size_t k = 0; k < L.nrejects; k++) assert(L.rejects[k].nreasons > 0);
+        for (size_t k = 0; k < L.nrejects; k++) LA_FUZZ_CHECK(L.rejects[k].nreasons > 0);
     } else {
-        assert(la_last_error()[0] != '\0');
+        LA_FUZZ_CHECK(la_last_error()[0] != '\0');
     }
     la_loader_free(&L);
     la_table_free(t);

@@ -5,7 +5,7 @@
  */
 #include "safetensors.h"
 
-#include <assert.h>
+#include "fuzz_check.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,18 +27,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (s == LA_OK) {
         for (size_t i = 0; i < la_safetensors_count(st); i++) {
             const la_st_tensor *t = la_safetensors_at(st, i);
-            assert(t->nbytes <= size && t->ndim >= 0 && t->ndim <= LA_ST_MAX_DIMS);
+            LA_FUZZ_CHECK(t->nbytes <= size && t->ndim >= 0 && t->ndim <= LA_ST_MAX_DIMS);
             float *v = NULL;
             if (la_safetensors_read_f32(st, t->name, t->ndim, t->shape, &v) == LA_OK) {
-                for (size_t k = 0; k < t->nelem; k++) assert(isfinite(v[k]));
+                for (size_t k = 0; k < t->nelem; k++) LA_FUZZ_CHECK(isfinite(v[k]));
                 free(v);
             } else {
-                assert(v == NULL && strstr(la_last_error(), path));
+                LA_FUZZ_CHECK(v == NULL && strstr(la_last_error(), path));
             }
         }
         la_safetensors_free(st);
     } else {
-        assert(st == NULL && strstr(la_last_error(), path));
+        LA_FUZZ_CHECK(st == NULL && strstr(la_last_error(), path));
     }
     unlink(path);
     return 0;

@@ -11,9 +11,9 @@
 #include "json_strict.h"
 #include "load.h"
 #include "normalize.h"
-#include "report.h"
+#include "pipeline.h"
 
-#include <assert.h>
+#include "fuzz_check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ static void assert_jsonl(const la_buf *b)
     const char *p = b->p, *end = b->p + b->n;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
-        assert(nl); /* every line ends */
+        LA_FUZZ_CHECK(nl); /* every line ends */
         assert_json(p, (size_t)(nl - p));
         p = nl + 1;
     }
@@ -50,18 +50,18 @@ static void assert_xml_chars(const la_buf *b)
     for (size_t i = 0; i < b->n;) {
         unsigned c = u[i];
         if (c < 0x80) {
-            assert(c >= 0x20 || c == '\t' || c == '\n' || c == '\r');
+            LA_FUZZ_CHECK(c >= 0x20 || c == '\t' || c == '\n' || c == '\r');
             i++;
             continue;
         }
         size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-        assert(c >= 0xC2 && c <= 0xF4 && i + len <= b->n);
+        LA_FUZZ_CHECK(c >= 0xC2 && c <= 0xF4 && i + len <= b->n);
         unsigned cp = len == 4 ? c & 7 : len == 3 ? c & 15 : c & 31;
         for (size_t k = 1; k < len; k++) {
-            assert((u[i + k] & 0xC0) == 0x80);
+            LA_FUZZ_CHECK((u[i + k] & 0xC0) == 0x80);
             cp = cp << 6 | (u[i + k] & 0x3F);
         }
-        assert(!(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF && cp <= 0x10FFFF);
+        LA_FUZZ_CHECK(!(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF && cp <= 0x10FFFF);
         i += len;
     }
 }
@@ -100,66 +100,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (s == LA_OK) {
         la_report r;
-        memset(&r, 0, sizeof r);
-        r.command = "audit";
-        r.table = t;
-        r.files = L.files;
-        r.nfiles = L.nfiles;
-        r.rejects = L.rejects;
-        r.nrejects = L.nrejects;
+        la_report_init(&r, "audit", t, &L, &ex, NULL);
         r.pairs = &pairs;
         r.audit = &a;
-        r.dup_of = ex.dup_of;
-        r.ndup = ex.ndup;
-        r.exact_cross_groups = ex.ncross_groups;
-        r.conflict_rows = ex.conflict_rows;
-        r.conflict_start = ex.conflict_start;
-        r.nconflicts = ex.nconflicts;
         r.heldout = test;
         r.cutoff = 20000;
-        r.normalize = "nfkc";
-        r.on_invalid = "reject";
-        r.date_format = "canonical";
-        r.backend = "cpu";
-        r.backend_note = "";
-        la_gate_default(&r.gate);
-        r.resolve = LA_RESOLVE_QUARANTINE;
         r.max_cluster = 3;
-        r.assumed_accuracy = 0.9;
         la_report_summarize(&r);
         la_buf b = {0};
         b.n = 0;
         la_status ws = la_report_json(&r, &b);
-        assert(ws == LA_OK);
+        LA_FUZZ_CHECK(ws == LA_OK);
         assert_json(b.p, b.n);
         la_status (*const jsonl[])(const la_report *, la_buf *) = {la_report_pairs_jsonl, la_report_assignments_jsonl,
                                                                   la_report_clusters_jsonl, la_report_rejects_jsonl};
         for (size_t k = 0; k < sizeof jsonl / sizeof *jsonl; k++) {
             b.n = 0;
             ws = jsonl[k](&r, &b);
-            assert(ws == LA_OK);
+            LA_FUZZ_CHECK(ws == LA_OK);
             assert_jsonl(&b);
         }
         const uint32_t outs[3] = {dev, test, LA_OUT_QUARANTINE};
         for (int k = 0; k < 3; k++) {
             b.n = 0;
             ws = la_report_manifest(&r, outs[k], &b);
-            assert(ws == LA_OK);
+            LA_FUZZ_CHECK(ws == LA_OK);
             assert_jsonl(&b);
         }
         b.n = 0;
         ws = la_report_junit(&r, &b);
-        assert(ws == LA_OK);
+        LA_FUZZ_CHECK(ws == LA_OK);
         assert_xml_chars(&b);
         b.n = 0;
         ws = la_report_md(&r, &b);
-        assert(ws == LA_OK);
+        LA_FUZZ_CHECK(ws == LA_OK);
         b.n = 0;
         ws = la_report_html(&r, &b);
-        assert(ws == LA_OK);
+        LA_FUZZ_CHECK(ws == LA_OK);
         la_buf_free(&b);
     } else {
-        assert(la_last_error()[0] != '\0');
+        LA_FUZZ_CHECK(la_last_error()[0] != '\0');
     }
     la_audit_free(&a);
     la_exact_result_free(&ex);

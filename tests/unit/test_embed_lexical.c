@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,11 +54,40 @@ static void test_rows_are_unit_or_zero(void **state) {
     free(e);
 }
 
+/* Many texts: the loop hands out chunks of 64 rows, so 7 texts would all land on one thread and
+ * the comparison could never fail. 1000 texts are 16 chunks, shared by every thread of the run;
+ * the document frequencies they count in parallel are what must not depend on the thread count.
+ * (At most 4 threads: libomp keeps, and LeakSanitizer reports, the state of larger teams.) */
+#define NMANY 1000
+
+static float *embed_many(const char *const *many, const size_t *lens, int threads) {
+    la_embed_lexical_params p;
+    la_embed_lexical_params_default(&p);
+    p.threads = threads;
+    float *out = malloc((size_t)NMANY * p.dim * sizeof *out);
+    assert_non_null(out);
+    assert_int_equal(la_cpu_embed_lexical(many, lens, NMANY, &p, out), LA_OK);
+    return out;
+}
+
 static void test_deterministic_across_threads(void **state) {
-    float *a = embed(LA_EMBED_LEXICAL_DIM, 1), *b = embed(LA_EMBED_LEXICAL_DIM, 2);
-    assert_memory_equal(a, b, N * LA_EMBED_LEXICAL_DIM * sizeof *a);
+    static char buf[NMANY][160];
+    const char *many[NMANY];
+    size_t lens[NMANY];
+    for (size_t i = 0; i < NMANY; i++) {
+        /* the base texts with numbers and a word that vary, so document frequencies differ */
+        snprintf(buf[i], sizeof buf[i], "%s %zu item%zu", texts[i % N], i % 37, (i * 7) % 101);
+        many[i] = buf[i];
+        lens[i] = strlen(buf[i]);
+    }
+    float *a = embed_many(many, lens, 1);
+    const int counts[] = {2, 3, 4};
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+        float *b = embed_many(many, lens, counts[k]);
+        assert_memory_equal(a, b, (size_t)NMANY * LA_EMBED_LEXICAL_DIM * sizeof *a);
+        free(b);
+    }
     free(a);
-    free(b);
 }
 
 static void test_similarity_orders_wording(void **state) {

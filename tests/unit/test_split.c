@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "la_alloc.h"
 #include "groups.h"
 #include "leakaudit.h"
 #include "split.h"
@@ -72,8 +73,8 @@ static const char *outcome(const la_table *t, const uint32_t *out, const char *i
 static void run_split_linked(la_table *t, const la_pairs *links, const char *cutoff, uint32_t **out, la_split *sp)
 {
     size_t n = la_table_nrows(t);
-    *out = malloc((n ? n : 1) * sizeof **out);
-    uint32_t *rep = malloc((n ? n : 1) * sizeof *rep);
+    *out = la_malloc_n(n, sizeof **out);
+    uint32_t *rep = la_malloc_n(n, sizeof *rep);
     assert_non_null(*out);
     assert_non_null(rep);
     assert_int_equal(la_groups_build(t, links, rep), LA_OK);

@@ -31,7 +31,7 @@ static void test_golden(void **state)
     char line[1 << 16];
     size_t n = 0, bad = 0;
     while (fgets(line, sizeof line, f)) {
-        json_object *o = json_tokener_parse(line), *jt, *ji;
+        json_object *o = json_tokener_parse(line), *jt = NULL, *ji = NULL;
         assert_true(o && json_object_object_get_ex(o, "text", &jt) && json_object_object_get_ex(o, "ids", &ji));
         int32_t *ids = NULL;
         size_t nid = 0, cap = 0;

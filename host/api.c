@@ -1,0 +1,196 @@
+/*
+ * api.c - the embedding entry points of include/leakaudit.h (la_options, la_audit_run,
+ * la_result): the same options, pipeline and writers as `leakaudit audit` (pipeline.c), with the
+ * option values copied and the results owned by the caller.
+ */
+#include "la_alloc.h"
+#include "leakaudit.h"
+#include "outdir.h"
+#include "pipeline.h"
+#include "report_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct la_options {
+    la_audit_job job;
+    char **strings;       /* copies of every value and path: the job points into them */
+    size_t nstrings, capstrings;
+};
+
+struct la_result {
+    la_audit_state st;
+    la_options *job;   /* the finished copy of the options the state was computed under (shallow:
+                          its strings are the caller's la_options', unused after la_audit_run) */
+};
+
+la_status la_options_new(la_options **out)
+{
+    *out = NULL;
+    la_options *o = calloc(1, sizeof *o);
+    if (!o) return la_error(LA_ENOMEM, "out of memory creating audit options");
+    la_audit_job_init(&o->job);
+    o->job.cli.out = NULL; /* no folder to check: la_result_write takes one */
+    *out = o;
+    return LA_OK;
+}
+
+void la_options_free(la_options *o)
+{
+    if (!o) return;
+    la_audit_job_free(&o->job);
+    for (size_t k = 0; k < o->nstrings; k++) free(o->strings[k]);
+    free(o->strings);
+    free(o);
+}
+
+/* A copy of s that lives as long as o. */
+static la_status keep(la_options *o, const char *s, const char **out)
+{
+    if (!la_grow((void **)&o->strings, &o->capstrings, o->nstrings + 1, sizeof *o->strings, 16))
+        return la_error(LA_ENOMEM, "out of memory");
+    char *c = strdup(s);
+    if (!c) return la_error(LA_ENOMEM, "out of memory");
+    o->strings[o->nstrings++] = c;
+    *out = c;
+    return LA_OK;
+}
+
+la_status la_options_set(la_options *o, const char *name, const char *value)
+{
+    if (!o || !name) return la_error(LA_EINVAL, "la_options_set: no options or no name");
+    const struct option *opt = NULL;
+    for (const struct option *p = la_audit_options; p->name; p++)
+        if (!strcmp(p->name, name)) opt = p;
+    if (!opt || !strcmp(name, "help")) return la_error(LA_EINVAL, "la_options_set: '%s' is not an option of leakaudit audit", name);
+    if (opt->has_arg == required_argument && !value) return la_error(LA_EINVAL, "--%s: a value is required", name);
+    if (opt->has_arg == no_argument) value = NULL;
+    if (!strcmp(name, "out")) return LA_OK; /* la_result_write takes the folder */
+    const char *arg = NULL;
+    if (value) LA_TRY(keep(o, value, &arg));
+    int handled = 0;
+    la_status s = la_audit_job_option(&o->job, opt->val, opt->name, arg, &handled);
+    if (!handled) s = la_cli_option(&o->job.cli, opt->val, arg);
+    return s;
+}
+
+la_status la_options_add_input(la_options *o, const char *part, const char *path)
+{
+    if (!o || !path) return la_error(LA_EINVAL, "la_options_add_input: no options or no path");
+    const char *p = NULL;
+    LA_TRY(keep(o, path, &p));
+    if (!part) return la_cli_option(&o->job.cli, 1, p);
+    size_t n = strlen(part) + 1 + strlen(path) + 1;
+    char *spec = malloc(n);
+    if (!spec) return la_error(LA_ENOMEM, "out of memory");
+    snprintf(spec, n, "%s=%s", part, path);
+    const char *kept = NULL;
+    la_status s = keep(o, spec, &kept);
+    free(spec);
+    if (s == LA_OK) s = la_cli_option(&o->job.cli, LA_OPT_PART, kept);
+    return s;
+}
+
+la_status la_audit_run(const la_options *o, la_result **out)
+{
+    *out = NULL;
+    if (!o) return la_error(LA_EINVAL, "la_audit_run: no options");
+    /* finishing fills defaults into the job: work on a copy so o stays as the caller set it */
+    la_options *w = malloc(sizeof *w);
+    la_result *r = calloc(1, sizeof *r);
+    if (!w || !r) {
+        free(w);
+        free(r);
+        return la_error(LA_ENOMEM, "out of memory starting an audit");
+    }
+    *w = *o;
+    w->job.cli.nowned = 0; /* the copy owns nothing: o keeps its strings */
+    la_status s = la_audit_job_finish(&w->job);
+    if (s == LA_OK) s = la_audit_execute(&w->job, !w->job.cli.quiet, &r->st);
+    r->job = w;
+    if (s != LA_OK) {
+        la_result_free(r);
+        return s;
+    }
+    *out = r;
+    return LA_OK;
+}
+
+void la_result_free(la_result *r)
+{
+    if (!r) return;
+    la_audit_state_free(&r->st);
+    free(r->job); /* a shallow copy: the strings are the options' */
+    free(r);
+}
+
+const la_table *la_result_table(const la_result *r) { return r->st.table; }
+uint32_t la_result_heldout(const la_result *r) { return r->st.heldout; }
+
+const la_pair *la_result_links(const la_result *r, size_t *n)
+{
+    *n = r->st.pairs.n;
+    return r->st.pairs.v;
+}
+
+size_t la_result_nclusters(const la_result *r) { return r->st.audit.nclusters; }
+
+uint32_t la_result_cluster(const la_result *r, size_t row)
+{
+    return row < la_table_nrows(r->st.table) ? r->st.audit.cluster[row] : 0;
+}
+
+uint32_t la_result_outcome(const la_result *r, size_t row)
+{
+    return row < la_table_nrows(r->st.table) ? r->st.audit.out[row] : LA_OUTCOME_QUARANTINE;
+}
+
+const la_reject *la_result_rejects(const la_result *r, size_t *n)
+{
+    *n = r->st.loader.nrejects;
+    return r->st.loader.rejects;
+}
+
+void la_result_stats_get(const la_result *r, la_result_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    const la_report *rep = &r->st.report;
+    const la_row *rows = la_table_rows_const(r->st.table);
+    size_t n = la_table_nrows(r->st.table), scored = 0;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        int quarantined = r->st.audit.out[i] == LA_OUTCOME_QUARANTINE;
+        out->quarantined += quarantined;
+        if (rows[i].part != r->st.heldout) continue;
+        out->heldout_rows++;
+        if (quarantined) continue;
+        out->heldout_clean++;
+        if (!isnan(rows[i].score)) scored++, sum += rows[i].score;
+    }
+    out->rows_rejected = rep->nrejects;
+    out->rows_read = n + rep->nrejects;
+    out->links = r->st.pairs.n;
+    out->gating_links = la_report_gating_pairs(rep);
+    out->clusters = r->st.audit.nclusters;
+    out->accuracy_observed = scored > 0;
+    out->accuracy = scored ? sum / (double)scored : rep->assumed_accuracy;
+    out->ci95 = la_stat_ci95(out->accuracy, out->heldout_clean);
+    out->leaks = rep->leaks;
+    out->exit_code = rep->exit_code;
+}
+
+la_status la_result_write(const la_result *r, const char *dir)
+{
+    if (!r || !dir) return la_error(LA_EINVAL, "la_result_write: no result or no folder");
+    /* the inputs as the loader kept them: the options may be gone by now */
+    const la_loader *L = &r->st.loader;
+    const char **paths = la_malloc_n(L->nfiles, sizeof *paths);
+    if (!paths) return la_error(LA_ENOMEM, "out of memory");
+    for (size_t k = 0; k < L->nfiles; k++) paths[k] = L->files[k].path;
+    la_status s = la_outdir_check(dir, paths, L->nfiles);
+    free(paths);
+    LA_TRY(s);
+    return la_audit_write(&r->st, dir);
+}

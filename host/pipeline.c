@@ -1,0 +1,328 @@
+/*
+ * pipeline.c - one audit, stage by stage (docs/architecture.md): load, links, tiers, grades and
+ * decisions, the report model; and la_report_init, which every report-writing command uses.
+ */
+#include "pipeline.h"
+
+#include "outdir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR };
+
+const struct option la_audit_options[] = {LA_CLI_COMMON_OPTIONS,
+                                          {"resolve", required_argument, 0, OPT_RESOLVE},
+                                          {"max-cluster", required_argument, 0, OPT_MAX_CLUSTER},
+                                          {"backend", required_argument, 0, OPT_BACKEND},
+                                          LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
+                                          {"semantic-method", required_argument, 0, OPT_SEMANTIC},
+                                          {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
+                                          {"semantic-windows", required_argument, 0, OPT_SEMANTIC},
+                                          LA_NEAR_LONG_OPTIONS(OPT_NEAR),
+                                          {"within", no_argument, 0, OPT_NEAR},
+                                          {0, 0, 0, 0}};
+
+void la_audit_job_init(la_audit_job *j)
+{
+    memset(j, 0, sizeof *j);
+    la_cli_init(&j->cli, "audit");
+    j->resolve = LA_RESOLVE_QUARANTINE;
+    j->link_grade = LA_GRADE_NEAR;
+    j->max_cluster = LA_DEFAULT_MAX_CLUSTER;
+    j->backend = LA_BACKEND_AUTO;
+    la_semantic_opts_init(&j->semantic);
+    la_near_opts_init(&j->near);
+}
+
+void la_audit_job_free(la_audit_job *j)
+{
+    la_semantic_opts_free(&j->semantic);
+    la_cli_free(&j->cli);
+}
+
+la_status la_audit_job_option(void *job, int opt, const char *name, const char *arg, int *handled)
+{
+    la_audit_job *j = job;
+    *handled = 1;
+    switch (opt) {
+    case OPT_SEMANTIC: return la_semantic_option(&j->semantic, name, arg);
+    case OPT_NEAR: return la_near_option(&j->near, name, arg);
+    case OPT_RESOLVE: return la_resolve_parse_grade(arg, &j->resolve, &j->link_grade);
+    case OPT_BACKEND: return la_backend_parse(arg, &j->backend);
+    case OPT_MAX_CLUSTER: {
+        char *end;
+        long v = strtol(arg, &end, 10);
+        if (*end || v < 0) return la_error(LA_EINVAL, "--max-cluster %s: expected a row count (0 turns the check off)", arg);
+        j->max_cluster = (size_t)v;
+        return LA_OK;
+    }
+    }
+    *handled = 0;
+    return LA_OK;
+}
+
+la_status la_audit_job_finish(la_audit_job *j)
+{
+    j->cli.load.embedding_field = j->semantic.enabled ? j->semantic.embedding_field : NULL;
+    j->cli.extra_inputs = j->semantic.emb_path;
+    j->cli.nextra = j->semantic.nemb;
+    return la_cli_finish(&j->cli);
+}
+
+int la_exit_for(la_status s)
+{
+    return s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
+}
+
+/* Exit code when the backend cannot be selected: a missing or unusable device is the user's
+ * request that cannot be met (2), as is a bad name. */
+static la_status backend_status(la_status s)
+{
+    return la_backend_device_failure(s) ? LA_EINVAL : s;
+}
+
+void la_report_init(la_report *r, const char *command, const la_table *t, const la_loader *L,
+                    const la_exact_result *ex, const la_cli *c)
+{
+    memset(r, 0, sizeof *r);
+    r->command = command;
+    r->table = t;
+    r->files = L->files;
+    r->nfiles = L->nfiles;
+    r->rejects = L->rejects;
+    r->nrejects = L->nrejects;
+    if (ex) {
+        r->dup_of = ex->dup_of;
+        r->ndup = ex->ndup;
+        r->exact_cross_groups = ex->ncross_groups;
+        r->conflict_rows = ex->conflict_rows;
+        r->conflict_start = ex->conflict_start;
+        r->nconflicts = ex->nconflicts;
+    }
+    r->cutoff = c ? c->cutoff : LA_NO_DATE;
+    r->normalize = la_norm_mode_name(c ? c->norm : LA_NORM_NFKC);
+    r->on_invalid = !c || c->reject_invalid ? "reject" : "fail";
+    r->date_format = c && c->load.allow_timestamp ? "iso8601" : "canonical";
+    if (c) r->gate = c->gate;
+    else la_gate_default(&r->gate);
+    r->resolve = LA_RESOLVE_QUARANTINE;
+    r->max_cluster = LA_DEFAULT_MAX_CLUSTER;
+    r->assumed_accuracy = 0.9;
+    r->backend = "cpu";
+    r->backend_note = "";
+}
+
+/* ---- the stages ---- */
+
+/* A gate must not pass on nothing: the held-out partition and at least one seen partition need a
+ * valid row each. */
+static la_status check_sides(const la_table *t, uint32_t heldout)
+{
+    const la_row *rows = la_table_rows_const(t);
+    size_t held = 0, seen = 0;
+    for (size_t i = 0; i < la_table_nrows(t); i++) {
+        if (rows[i].part == heldout) held++;
+        else seen++;
+    }
+    const char *name = la_table_part_name(t, heldout);
+    if (!held)
+        return la_error(LA_EINPUT, "the held-out partition '%s' has no valid row (every row was rejected, or its files are "
+                                   "empty): nothing would be audited",
+                        name);
+    if (!seen)
+        return la_error(LA_EINPUT, "no seen partition has a valid row: the %zu '%s' rows have nothing to be compared "
+                                   "against (give --dev FILE or --part NAME=FILE, or a split field with other values)",
+                        held, name);
+    return LA_OK;
+}
+
+/* Held-out rows with text, when some seen row has text too: what the content tiers compared. */
+static size_t heldout_compared(const la_table *t, uint32_t heldout)
+{
+    const la_row *rows = la_table_rows_const(t);
+    size_t held = 0, seen = 0;
+    for (size_t i = 0; i < la_table_nrows(t); i++) {
+        if (!rows[i].norm || !rows[i].norm_len) continue;
+        if (rows[i].part == heldout) held++;
+        else seen++;
+    }
+    return seen ? held : 0;
+}
+
+static void add_timing(la_audit_state *st, const char *name, double *since)
+{
+    double now = la_now();
+    if (st->ntimings < sizeof st->timings / sizeof *st->timings)
+        st->timings[st->ntimings++] = (la_report_timing){name, now - *since};
+    *since = now;
+}
+
+/* Read, validate and normalize; find the held-out partition. */
+static la_status load_stage(const la_audit_job *j, la_audit_state *st)
+{
+    const la_cli *c = &j->cli;
+    LA_TRY(la_table_new(&st->table));
+    LA_TRY(la_cli_load((la_cli *)c, st->table, &st->loader));
+    if (la_table_find_part(st->table, c->heldout, &st->heldout) != LA_OK) {
+        char list[512] = "";
+        for (uint32_t p = 0; p < la_table_npart(st->table); p++) {
+            strncat(list, p ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, la_table_part_name(st->table, p), sizeof list - strlen(list) - 1);
+        }
+        return la_error(LA_EINVAL, "--heldout %s: no partition of that name in the input (partitions: %s)", c->heldout,
+                        list[0] ? list : "none");
+    }
+    return check_sides(st->table, st->heldout);
+}
+
+/* The near and semantic tiers, their backend ops through st->exec; what ran is logged per stage,
+ * and a device that fails during the run falls back under auto with the reason in the report. */
+static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st, double *since)
+{
+    if (j->near.enabled) {
+        la_near_opts_cli near = j->near;
+        near.p.exec = &st->exec;
+        LA_TRY(la_tier_near(&near, st->table, st->heldout, j->cli.threads, &st->pairs, &st->near));
+        st->sections[st->nsections++] = (la_report_section){"near", st->near.json.p, st->near.md.p, NULL};
+        add_timing(st, "near_s", since);
+    }
+    if (j->semantic.enabled) {
+        la_semantic_opts so = j->semantic;
+        so.use_gpu = st->backend.be->device;
+        so.exec = &st->exec;
+        LA_TRY(la_tier_semantic(&so, &st->loader, st->table, st->heldout, j->cli.threads, &st->pairs, &st->semantic));
+        st->sections[st->nsections++] =
+            (la_report_section){"semantic", st->semantic.json.p, st->semantic.md.p, st->semantic.html.p};
+        add_timing(st, "semantic_s", since);
+    }
+    const la_exec *x = &st->exec;
+    for (size_t k = 0; k < x->log.n; k++) {
+        if (x->log.v[k].device) st->ran_on = "gpu";
+        snprintf(st->stage_names[k], sizeof st->stage_names[k], "%.40s_s", x->log.v[k].name);
+        if (st->ntimings < sizeof st->timings / sizeof *st->timings)
+            st->timings[st->ntimings++] = (la_report_timing){st->stage_names[k], x->log.v[k].seconds};
+    }
+    if (x->note[0]) {
+        snprintf(st->backend_note, sizeof st->backend_note, "auto fell back to the CPU: %.600s", x->note);
+        if (warn) fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend_note);
+    }
+    return LA_OK;
+}
+
+/* Grade the merged links, then clusters and outcomes. */
+static la_status decide_stage(const la_audit_job *j, const la_audit_opts *ao, la_audit_state *st, double *since)
+{
+    la_pairs_normalize(&st->pairs);
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    gp.threads = j->cli.threads;
+    gp.semantic_lexical = !j->semantic.enabled || st->semantic.lexical_embedding;
+    LA_TRY(la_grade_pairs(st->table, &gp, &st->pairs, &st->grades));
+    add_timing(st, "grade_s", since);
+    LA_TRY(la_audit_decide(st->table, ao, &st->pairs, st->exact.dup_of, &st->audit));
+    la_audit_sort_pairs(st->table, &st->pairs);
+    return LA_OK;
+}
+
+/* The audit's own fields of the report model, beyond la_report_init's. */
+static void report_stage(const la_audit_job *j, la_audit_state *st)
+{
+    la_report *r = &st->report;
+    la_report_init(r, "audit", st->table, &st->loader, &st->exact, &j->cli);
+    r->pairs = &st->pairs;
+    r->audit = &st->audit;
+    r->heldout = st->heldout;
+    r->backend_note = st->backend_note;
+    st->param_names[0] = "backend_note";
+    st->param_values[0] = st->backend_note;
+    st->param_names[1] = "device";
+    st->param_values[1] = st->backend.device;
+    r->param_names = st->param_names;
+    r->param_values = st->param_values;
+    r->nparams = 2;
+    r->heldout_compared = heldout_compared(st->table, st->heldout);
+    r->template_numbers = st->grades.template_numbers;
+    r->slot_upgrades = st->grades.slot_upgrades;
+    r->resolve = j->resolve;
+    r->max_cluster = j->max_cluster;
+    r->backend = st->ran_on;
+    r->sections = st->sections;
+    r->nsections = st->nsections;
+    r->timings = st->timings;
+    la_report_summarize(r);
+}
+
+la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
+{
+    memset(st, 0, sizeof *st);
+    st->ran_on = "cpu";
+    size_t nbackends;
+    const la_backend *const *backends = la_backends_builtin(&nbackends);
+    la_status bs = la_backend_select(j->backend, backends, nbackends, &st->backend);
+    if (bs != LA_OK) return backend_status(bs);
+    la_exec_init(&st->exec, st->backend.be, st->backend.fallback, j->cli.threads);
+    if (st->backend.note[0] && warn && j->backend == LA_BACKEND_AUTO && getenv("LEAKAUDIT_BACKEND"))
+        fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend.note);
+    snprintf(st->backend_note, sizeof st->backend_note, "%s", st->backend.note);
+
+    double t0 = la_now(), since = t0;
+    LA_TRY(load_stage(j, st));
+    add_timing(st, "read_s", &since);
+    LA_TRY(la_normalize_table(st->table, j->cli.norm, j->cli.threads));
+    add_timing(st, "normalize_s", &since);
+    la_audit_opts ao = {st->heldout, j->cli.cutoff, j->resolve, j->max_cluster, j->link_grade};
+    LA_TRY(la_exact_find(st->table, st->heldout, &st->pairs, &st->exact));
+    LA_TRY(la_audit_evidence(st->table, &ao, &st->pairs, &st->audit));
+    add_timing(st, "links_s", &since);
+    LA_TRY(tier_stage(j, warn, st, &since));
+    LA_TRY(decide_stage(j, &ao, st, &since));
+    report_stage(j, st);
+    add_timing(st, "decide_s", &since);
+    add_timing(st, "total_s", &t0);
+    st->report.ntimings = st->ntimings;
+    return LA_OK;
+}
+
+void la_audit_state_free(la_audit_state *st)
+{
+    la_tier_out_free(&st->semantic);
+    la_tier_out_free(&st->near);
+    la_audit_free(&st->audit);
+    la_exact_result_free(&st->exact);
+    la_pairs_free(&st->pairs);
+    la_loader_free(&st->loader);
+    la_table_free(st->table);
+    memset(st, 0, sizeof *st);
+}
+
+la_status la_audit_write(const la_audit_state *st, const char *dir)
+{
+    const la_report *r = &st->report;
+    const la_tier_out *near = &st->near, *sem = &st->semantic;
+    la_outdir od;
+    LA_TRY(la_outdir_begin(dir, &od));
+    la_buf b = {0};
+    la_status s = LA_OK;
+#define EMIT(name, call) LA_OUTDIR_EMIT(&od, s, &b, name, call)
+    EMIT("report.json", la_report_json(r, &b));
+    EMIT("report.md", la_report_md(r, &b));
+    EMIT("report.html", la_report_html(r, &b));
+    EMIT("report.junit.xml", la_report_junit(r, &b));
+    EMIT("pairs.jsonl", la_report_pairs_jsonl(r, &b));
+    EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b));
+    EMIT("clusters.jsonl", la_report_clusters_jsonl(r, &b));
+    EMIT("quarantine.jsonl", la_report_manifest(r, LA_OUT_QUARANTINE, &b));
+    EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
+    if (s == LA_OK && sem->json.n) s = la_outdir_write(&od, "nearest.jsonl", &sem->extra);
+    if (s == LA_OK && near->json.n && near->extra.n) s = la_outdir_write(&od, "within_pairs.jsonl", &near->extra);
+    for (uint32_t p = 0; p < la_table_npart(r->table) && s == LA_OK; p++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s.jsonl", la_table_part_name(r->table, p));
+        EMIT(name, la_report_manifest(r, p, &b));
+    }
+#undef EMIT
+    la_buf_free(&b);
+    return la_outdir_finish(&od, s);
+}

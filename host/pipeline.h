@@ -1,0 +1,83 @@
+/*
+ * pipeline.h - one audit from options to decisions, for the `audit` command and for the library
+ * entry point (la_audit_run in include/leakaudit.h), and the one function that fills the report
+ * model (la_report) for every command that writes reports.
+ *
+ * Not for: printing or writing files. The command prints its summary and writes the reports; the
+ * library hands the result to its caller.
+ */
+#ifndef LA_PIPELINE_H
+#define LA_PIPELINE_H
+
+#include "backend.h"
+#include "cli.h"
+#include "dispatch.h"
+#include "exact.h"
+#include "grade.h"
+#include "report.h"
+#include "tiers.h"
+
+/* The options of one audit: the common input options and audit's own. */
+typedef struct la_audit_job {
+    la_cli cli;
+    la_resolve resolve;
+    uint8_t link_grade;
+    size_t max_cluster;
+    la_backend_req backend;
+    la_semantic_opts semantic;
+    la_near_opts_cli near;
+} la_audit_job;
+
+/* The long options of `leakaudit audit` (getopt_long table, ends with a zero entry). */
+extern const struct option la_audit_options[];
+
+void la_audit_job_init(la_audit_job *j);
+void la_audit_job_free(la_audit_job *j);
+
+/* An option of audit's own (la_cli_command_fn): *handled is 0 when it is a common option. */
+la_status la_audit_job_option(void *job, int opt, const char *name, const char *arg, int *handled /* OUT */);
+
+/* Checks across options (la_cli_finish) once they are all given. */
+la_status la_audit_job_finish(la_audit_job *j);
+
+/* Everything one audit computed, owned here (la_audit_state_free). report borrows from the rest. */
+typedef struct la_audit_state {
+    la_table *table;
+    la_loader loader;
+    uint32_t heldout;
+    la_pairs pairs;
+    la_exact_result exact;
+    la_audit audit;
+    la_tier_out near, semantic;
+    la_grade_stats grades;
+    la_backend_choice backend;
+    la_exec exec;                 /* every backend op of the run goes through it, logged per stage */
+    char backend_note[700];
+    const char *param_names[2], *param_values[2];
+    const char *ran_on;           /* "gpu" when any stage ran on a device, else "cpu" */
+    la_report_section sections[4];
+    size_t nsections;
+    la_report_timing timings[10 + LA_MAX_STAGES];
+    char stage_names[LA_MAX_STAGES][48];
+    size_t ntimings;
+    la_report report;             /* filled once the decisions are made */
+} la_audit_state;
+
+/* Run the audit the job describes into st (zeroed first; free with la_audit_state_free whatever
+ * the result). warn: print the backend warnings to stderr (the command, unless --quiet). */
+la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st /* OUT */);
+void la_audit_state_free(la_audit_state *st);
+
+/* Write every report file of an audit into dir, atomically (outdir.h). */
+la_status la_audit_write(const la_audit_state *st, const char *dir);
+
+/* Fill the parts of a report every command shares: the command, the table, the files and
+ * rejects of the loader, the exact-copy results (ex may be NULL), and the settings of c (NULL:
+ * the defaults, no cutoff). Everything is borrowed: r lives no longer than its arguments. */
+void la_report_init(la_report *r, const char *command, const la_table *t, const la_loader *L,
+                    const la_exact_result *ex, const la_cli *c);
+
+/* Exit code for a failed status: bad input or usage 2, anything else 3. */
+int la_exit_for(la_status s);
+
+#endif /* LA_PIPELINE_H */

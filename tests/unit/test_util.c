@@ -1,0 +1,128 @@
+/*
+ * test_util.c - the util layer: checked allocation refuses products that overflow, la_grow
+ * doubles and keeps the buffer on failure, and la_sort sorts with its context, stably, the same
+ * way as the row comparisons the library uses.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "la_alloc.h"
+#include "la_sort.h"
+#include "la_time.h"
+
+static void test_size_products(void **state)
+{
+    (void)state;
+    size_t out = 7;
+    assert_int_equal(la_size_mul(3, 5, &out), 1);
+    assert_int_equal(out, 15);
+    assert_int_equal(la_size_mul(SIZE_MAX / 2 + 1, 2, &out), 0);
+    assert_int_equal(out, 15); /* untouched on overflow */
+    assert_int_equal(la_size_mul(SIZE_MAX, 0, &out), 1);
+    assert_int_equal(out, 0);
+    /* a product past SIZE_MAX is a failed allocation, never a short buffer */
+    assert_null(la_malloc_n(SIZE_MAX / 4 + 1, 8));
+    assert_null(la_malloc_nm(SIZE_MAX / 2, 3, 1));
+    assert_null(la_malloc_nm(1u << 20, SIZE_MAX / 4, 8));
+    assert_null(la_realloc_n(NULL, SIZE_MAX / 2 + 1, 4));
+    /* a count of zero still gives a pointer that may be written once and freed */
+    uint32_t *p = la_malloc_n(0, sizeof *p);
+    assert_non_null(p);
+    p[0] = 1;
+    free(p);
+    double *z = la_calloc_n(0, sizeof *z);
+    assert_non_null(z);
+    assert_true(z[0] == 0.0);
+    free(z);
+}
+
+static void test_grow(void **state)
+{
+    (void)state;
+    int *v = NULL;
+    size_t cap = 0;
+    assert_int_equal(la_grow((void **)&v, &cap, 1, sizeof *v, 16), 1);
+    assert_int_equal(cap, 16);
+    assert_int_equal(la_grow((void **)&v, &cap, 17, sizeof *v, 16), 1);
+    assert_int_equal(cap, 32);
+    for (int i = 0; i < 32; i++) v[i] = i;
+    int *before = v;
+    assert_int_equal(la_grow((void **)&v, &cap, SIZE_MAX / 2, sizeof *v, 16), 0);
+    assert_ptr_equal(v, before); /* kept, still ours to free */
+    assert_int_equal(cap, 32);
+    assert_int_equal(v[31], 31);
+    free(v);
+}
+
+typedef struct item {
+    int key;
+    int seq;
+} item;
+
+/* By key, compared through the context's sign, so only a sort that passes ctx gets it right. */
+static int cmp_key(const void *x, const void *y, void *ctx)
+{
+    int sign = *(const int *)ctx;
+    const item *a = x, *b = y;
+    return sign * ((a->key > b->key) - (a->key < b->key));
+}
+
+static void test_sort_context_and_stability(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    item *v = malloc(N * sizeof *v);
+    assert_non_null(v);
+    uint32_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 1664525u + 1013904223u;
+        v[i].key = (int)(x >> 24) % 17; /* many ties */
+        v[i].seq = i;
+    }
+    int descending = -1;
+    la_sort(v, N, sizeof *v, cmp_key, &descending);
+    for (int i = 1; i < N; i++) {
+        assert_true(v[i - 1].key >= v[i].key);
+        if (v[i - 1].key == v[i].key) assert_true(v[i - 1].seq < v[i].seq); /* stable */
+    }
+    la_sort(v, 0, sizeof *v, cmp_key, &descending); /* nothing to do, no access */
+    free(v);
+}
+
+static void test_sort_rows_by_id(void **state)
+{
+    (void)state;
+    la_row rows[5];
+    memset(rows, 0, sizeof rows);
+    const char *ids[5] = {"q3", "a1", "q10", "b", "a0"};
+    for (int i = 0; i < 5; i++) rows[i].id = ids[i];
+    uint32_t idx[5] = {0, 1, 2, 3, 4};
+    la_sort_rows_by_id(idx, 5, rows);
+    const uint32_t want[5] = {4, 1, 3, 2, 0}; /* a0 a1 b q10 q3 (byte order) */
+    for (int i = 0; i < 5; i++) assert_int_equal(idx[i], want[i]);
+}
+
+static void test_clock(void **state)
+{
+    (void)state;
+    double a = la_now(), b = la_now();
+    assert_true(b >= a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_size_products),
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_sort_context_and_stability),
+        cmocka_unit_test(test_sort_rows_by_id),
+        cmocka_unit_test(test_clock),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,47 @@
+/*
+ * alloc.c - checked allocation (la_alloc.h).
+ */
+#include "la_alloc.h"
+
+#include <stdlib.h>
+
+void *la_malloc_n(size_t n, size_t size)
+{
+    size_t bytes;
+    if (!la_size_mul(n ? n : 1, size, &bytes)) return NULL;
+    return malloc(bytes ? bytes : 1);
+}
+
+void *la_malloc_nm(size_t n, size_t m, size_t size)
+{
+    size_t count;
+    if (!la_size_mul(n ? n : 1, m ? m : 1, &count)) return NULL;
+    return la_malloc_n(count, size);
+}
+
+void *la_calloc_n(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
+
+void *la_realloc_n(void *p, size_t n, size_t size)
+{
+    size_t bytes;
+    if (!la_size_mul(n ? n : 1, size, &bytes)) return NULL;
+    return realloc(p, bytes ? bytes : 1);
+}
+
+int la_grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap) return 1;
+    size_t c = *cap ? *cap : (first ? first : 1);
+    while (c < need) {
+        if (c > SIZE_MAX / 2) {
+            c = need;
+            break;
+        }
+        c *= 2;
+    }
+    void *q = la_realloc_n(*p, c, size);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}

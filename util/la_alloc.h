@@ -1,0 +1,39 @@
+/*
+ * la_alloc.h - allocation with sizes that cannot overflow, and growing an array.
+ *
+ * Every `count * size` the library allocates goes through these helpers: a product that does not
+ * fit in size_t is a failed allocation (NULL), never a short buffer. A count of zero allocates one
+ * element, so a successful call always returns a pointer that may be freed (and, for the callers
+ * that sort or scan empty arrays, a valid one). Only libc below this file; no error is recorded
+ * here: the caller knows what it was allocating and says so with la_error(LA_ENOMEM, ...).
+ */
+#ifndef LA_ALLOC_H
+#define LA_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* *out = a * b and 1 when the product fits in size_t; 0 (and *out untouched) otherwise. */
+static inline int la_size_mul(size_t a, size_t b, size_t *out)
+{
+    if (b && a > SIZE_MAX / b) return 0;
+    *out = a * b;
+    return 1;
+}
+
+/* malloc of n elements of `size` bytes (at least one element); NULL on overflow or no memory. */
+void *la_malloc_n(size_t n, size_t size);
+/* malloc of n * m elements of `size` bytes (at least one element); NULL on overflow or no memory. */
+void *la_malloc_nm(size_t n, size_t m, size_t size);
+/* calloc of n elements of `size` bytes (at least one element); NULL on overflow or no memory. */
+void *la_calloc_n(size_t n, size_t size);
+/* realloc to n elements of `size` bytes (at least one element); NULL on overflow or no memory,
+ * and then p is untouched and still owned by the caller. */
+void *la_realloc_n(void *p, size_t n, size_t size);
+
+/* Make room for `need` elements of `size` bytes in *p (capacity *cap elements), doubling from
+ * `first` elements. Returns 1 on success (then *cap >= need), 0 on overflow or no memory (*p and
+ * *cap untouched). */
+int la_grow(void **p, size_t *cap, size_t need, size_t size, size_t first);
+
+#endif /* LA_ALLOC_H */
