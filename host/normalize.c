@@ -117,24 +117,52 @@ static inline int ascii_space(unsigned char c)
     return c == ' ' || (unsigned char)(c - 9) < 5;
 }
 
-/* Append ASCII bytes, A-Z folded to a-z when fold is set, collapsing whitespace. Room reserved. */
-static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
+/* Append ASCII bytes s[i..end), A-Z folded to a-z when fold is set, collapsing whitespace. */
+static void emit_ascii_bytes(norm_out *o, const unsigned char *s, size_t i, size_t end, int fold)
 {
-    char *p = o->p;
-    size_t w = o->w;
-    int pending = o->pending;
-    for (size_t i = 0; i < n; i++) {
+    for (; i < end; i++) {
         unsigned char c = s[i];
         if (ascii_space(c)) {
-            pending = w > 0;
+            o->pending = o->w > 0;
             continue;
         }
-        if (pending) p[w++] = ' ';
-        pending = 0;
-        p[w++] = (char)(fold && (unsigned char)(c - 'A') < 26 ? c + 32 : c);
+        if (o->pending) o->p[o->w++] = ' ';
+        o->pending = 0;
+        o->p[o->w++] = (char)(fold && (unsigned char)(c - 'A') < 26 ? c + 32 : c);
     }
-    o->w = w;
-    o->pending = pending;
+}
+
+#define ONES 0x0101010101010101u
+#define HIGH 0x8080808080808080u
+
+/* Append ASCII bytes (no byte >= 0x80), A-Z folded to a-z when fold is set, collapsing whitespace;
+ * room reserved. Eight bytes at a time where they hold no control byte and no two spaces in a row,
+ * which is most of running text: then the output is the input (folded) except for a space at either
+ * end, which the pending state settles. Each test is exact per byte because no byte has its high bit
+ * set and no sum below carries out of its byte. */
+static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
+{
+    size_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        uint64_t y = x ^ (0x20 * ONES);
+        uint64_t space = ~(((y & ~HIGH) + ~HIGH) | y | ~HIGH); /* HIGH where the byte is ' ' */
+        uint64_t control = ~(x + 0x60 * ONES) & HIGH;          /* where it is below 0x20 */
+        if (control || (space & (space << 8)) || ((space & 0x80) && (o->pending || o->w == 0))) {
+            emit_ascii_bytes(o, s, i, i + 8, fold);
+            continue;
+        }
+        if (fold) x |= ((x + 0x3f * ONES) & ~(x + 0x25 * ONES) & HIGH) >> 2; /* 'A'..'Z' += 32 */
+        if (o->pending) o->p[o->w++] = ' ';
+        memcpy(o->p + o->w, &x, 8);
+        o->w += 8;
+        o->pending = 0;
+        if (space >> 63) o->w--, o->pending = 1; /* a trailing space waits for what follows */
+    }
+#endif
+    emit_ascii_bytes(o, s, i, n, fold);
 }
 
 /* Append UTF-8 (bytes that do not decode are kept and count as non-space), collapsing Unicode

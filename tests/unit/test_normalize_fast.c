@@ -131,6 +131,8 @@ static void test_random_ascii(void **state)
         uint32_t len = below(iter % 10 ? 64 : 2000);
         for (uint32_t i = 0; i < len; i++) {
             char c = iter % 3 ? alphabet[below(sizeof alphabet - 1)] : (char)below(128);
+            if (iter % 3 == 1) /* running text: words, single spaces, the odd run of whitespace */
+                c = below(6) == 0 ? (below(20) ? ' ' : "\t\n  "[below(4)]) : "etaoinSHRDLU"[below(12)];
             put(&b, &c, 1);
         }
         expect_same(b.p ? b.p : "", b.n);
