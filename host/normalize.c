@@ -2,6 +2,7 @@
 #include "normalize.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +32,10 @@ static int is_space_cp(utf8proc_int32_t c)
     return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
 }
 
+#define NFKC_OPTIONS (UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD)
+
+/* ---- the reference: utf8proc over the whole text, then whitespace collapsing ---- */
+
 /* Collapse whitespace runs in place; returns the new length. */
 static size_t collapse_space(char *s, size_t n)
 {
@@ -54,14 +59,13 @@ static size_t collapse_space(char *s, size_t n)
     return w;
 }
 
-la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out, size_t *outlen)
+la_status la_normalize_ref(const char *s, size_t n, la_norm_mode mode, char **out, size_t *outlen)
 {
     char *r;
     size_t len;
     if (mode == LA_NORM_NFKC) {
         utf8proc_uint8_t *dst = NULL;
-        utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &dst,
-                                          UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD);
+        utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &dst, NFKC_OPTIONS);
         if (m < 0) return la_error(LA_EINPUT, "text: cannot normalize: %s", utf8proc_errmsg(m));
         r = (char *)dst;
         len = (size_t)m;
@@ -75,6 +79,179 @@ la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out, s
     if (mode != LA_NORM_NONE) len = collapse_space(r, len);
     *out = r;
     *outlen = len;
+    return LA_OK;
+}
+
+/* ---- the fast path ----
+ * NFKC + case folding is a function of the text that splits at every ASCII byte but one kind: an
+ * ASCII character is a starter (combining class 0) that is never the second element of a canonical
+ * composition, so nothing before it can reorder or compose across it, and its own image is itself
+ * (A-Z folded to a-z). What can change it is what follows: a combining mark after "e" or "<" composes
+ * with it. So a run of ASCII bytes is folded here byte by byte, except its last byte when non-ASCII
+ * bytes follow, which goes with them to utf8proc. Whitespace collapsing is a state machine over the
+ * normalized text that both paths feed, so it carries across the pieces. */
+
+typedef struct norm_out {
+    char *p;
+    size_t w, cap;
+    int pending; /* a whitespace run seen after some output, not yet written */
+} norm_out;
+
+/* Room for `extra` more bytes plus a pending space and the NUL. */
+static la_status out_reserve(norm_out *o, size_t extra)
+{
+    if (extra > SIZE_MAX - o->w - 2) return la_error(LA_ENOMEM, "text too long to normalize");
+    size_t need = o->w + extra + 2;
+    if (need <= o->cap) return LA_OK;
+    size_t cap = o->cap > SIZE_MAX / 2 ? SIZE_MAX : o->cap * 2;
+    if (cap < need) cap = need;
+    char *p = realloc(o->p, cap);
+    if (!p) return la_error(LA_ENOMEM, "out of memory normalizing text");
+    o->p = p;
+    o->cap = cap;
+    return LA_OK;
+}
+
+static inline int ascii_space(unsigned char c)
+{
+    return c == ' ' || (unsigned char)(c - 9) < 5;
+}
+
+/* Append ASCII bytes s[i..end), A-Z folded to a-z when fold is set, collapsing whitespace. */
+static void emit_ascii_bytes(norm_out *o, const unsigned char *s, size_t i, size_t end, int fold)
+{
+    for (; i < end; i++) {
+        unsigned char c = s[i];
+        if (ascii_space(c)) {
+            o->pending = o->w > 0;
+            continue;
+        }
+        if (o->pending) o->p[o->w++] = ' ';
+        o->pending = 0;
+        o->p[o->w++] = (char)(fold && (unsigned char)(c - 'A') < 26 ? c + 32 : c);
+    }
+}
+
+#define ONES 0x0101010101010101u
+#define HIGH 0x8080808080808080u
+
+/* Append ASCII bytes (no byte >= 0x80), A-Z folded to a-z when fold is set, collapsing whitespace;
+ * room reserved. Eight bytes at a time where they hold no control byte and no two spaces in a row,
+ * which is most of running text: then the output is the input (folded) except for a space at either
+ * end, which the pending state settles. Each test is exact per byte because no byte has its high bit
+ * set and no sum below carries out of its byte. */
+static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
+{
+    size_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        uint64_t y = x ^ (0x20 * ONES);
+        uint64_t space = ~(((y & ~HIGH) + ~HIGH) | y | ~HIGH); /* HIGH where the byte is ' ' */
+        uint64_t control = ~(x + 0x60 * ONES) & HIGH;          /* where it is below 0x20 */
+        if (control || (space & (space << 8)) || ((space & 0x80) && (o->pending || o->w == 0))) {
+            emit_ascii_bytes(o, s, i, i + 8, fold);
+            continue;
+        }
+        if (fold) x |= ((x + 0x3f * ONES) & ~(x + 0x25 * ONES) & HIGH) >> 2; /* 'A'..'Z' += 32 */
+        if (o->pending) o->p[o->w++] = ' ';
+        memcpy(o->p + o->w, &x, 8);
+        o->w += 8;
+        o->pending = 0;
+        if (space >> 63) o->w--, o->pending = 1; /* a trailing space waits for what follows */
+    }
+#endif
+    emit_ascii_bytes(o, s, i, n, fold);
+}
+
+/* Append UTF-8 (bytes that do not decode are kept and count as non-space), collapsing Unicode
+ * whitespace: collapse_space's rules with a shortcut for ASCII bytes. Room reserved. */
+static void emit_utf8(norm_out *o, const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && s[j] < 0x80) j++;
+        emit_ascii(o, s + i, j - i, 0);
+        if (j == n) break;
+        utf8proc_int32_t c;
+        utf8proc_ssize_t adv = utf8proc_iterate(s + j, (utf8proc_ssize_t)(n - j), &c);
+        if (adv <= 0) adv = 1, c = -1;
+        if (c >= 0 && is_space_cp(c)) {
+            o->pending = o->w > 0;
+        } else {
+            if (o->pending) o->p[o->w++] = ' ';
+            o->pending = 0;
+            memcpy(o->p + o->w, s + j, (size_t)adv);
+            o->w += (size_t)adv;
+        }
+        i = j + (size_t)adv;
+    }
+}
+
+/* NFKC + case fold n bytes with utf8proc into scratch (grown as needed) and append the result. */
+static la_status emit_nfkc(norm_out *o, const unsigned char *s, size_t n, utf8proc_int32_t **scratch,
+                           size_t *scap, utf8proc_int32_t *stack)
+{
+    utf8proc_ssize_t m = utf8proc_decompose(s, (utf8proc_ssize_t)n, *scratch, (utf8proc_ssize_t)*scap, NFKC_OPTIONS);
+    if (m >= 0 && (size_t)m >= *scap) { /* reencode needs one more byte than the code points take */
+        size_t cap = (size_t)m + 1;
+        if (cap > SIZE_MAX / sizeof **scratch) return la_error(LA_ENOMEM, "text too long to normalize");
+        utf8proc_int32_t *p = malloc(cap * sizeof *p);
+        if (!p) return la_error(LA_ENOMEM, "out of memory normalizing text");
+        if (*scratch != stack) free(*scratch);
+        *scratch = p;
+        *scap = cap;
+        m = utf8proc_decompose(s, (utf8proc_ssize_t)n, *scratch, (utf8proc_ssize_t)*scap, NFKC_OPTIONS);
+    }
+    if (m >= 0) m = utf8proc_reencode(*scratch, m, NFKC_OPTIONS);
+    if (m < 0) return la_error(LA_EINPUT, "text: cannot normalize: %s", utf8proc_errmsg(m));
+    LA_TRY(out_reserve(o, (size_t)m));
+    emit_utf8(o, (const unsigned char *)*scratch, (size_t)m);
+    return LA_OK;
+}
+
+static la_status normalize_nfkc(norm_out *o, const unsigned char *s, size_t n)
+{
+    utf8proc_int32_t stack[256], *scratch = stack;
+    size_t scap = sizeof stack / sizeof *stack;
+    la_status st = LA_OK;
+    size_t i = 0;
+    while (i < n && st == LA_OK) {
+        size_t j = i;
+        while (j < n && s[j] < 0x80) j++;
+        size_t uni = j < n && j > i ? j - 1 : j; /* the byte before non-ASCII goes with it */
+        st = out_reserve(o, uni - i);
+        if (st != LA_OK) break;
+        emit_ascii(o, s + i, uni - i, 1);
+        if (j == n) break;
+        size_t k = j + 1;
+        while (k < n && s[k] >= 0x80) k++;
+        st = emit_nfkc(o, s + uni, k - uni, &scratch, &scap, stack);
+        i = k;
+    }
+    if (scratch != stack) free(scratch);
+    return st;
+}
+
+la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out, size_t *outlen)
+{
+    norm_out o = {NULL, 0, 0, 0};
+    la_status st = out_reserve(&o, n);
+    if (st == LA_OK) {
+        const unsigned char *u = (const unsigned char *)s;
+        if (mode == LA_NORM_NFKC) st = normalize_nfkc(&o, u, n);
+        else if (mode == LA_NORM_SPACE) emit_utf8(&o, u, n);
+        else memcpy(o.p, s, n), o.w = n;
+    }
+    if (st != LA_OK) {
+        free(o.p);
+        return st;
+    }
+    o.p[o.w] = '\0';
+    *out = o.p;
+    *outlen = o.w;
     return LA_OK;
 }
 

@@ -16,8 +16,17 @@ typedef enum la_norm_mode { LA_NORM_NFKC = 0, LA_NORM_SPACE, LA_NORM_NONE } la_n
 la_status la_norm_mode_parse(const char *s, la_norm_mode *out /* OUT */);
 const char *la_norm_mode_name(la_norm_mode m);
 
-/* Normalize s (valid UTF-8, n bytes) into a malloc'ed NUL-terminated string owned by the caller. */
+/* Normalize s (n bytes of UTF-8) into a malloc'ed NUL-terminated string owned by the caller.
+ * Runs of ASCII are folded and collapsed here; only the non-ASCII pieces (each with the ASCII
+ * character before it, which a combining mark may compose with) go through utf8proc. The output is
+ * byte for byte la_normalize_ref's. In nfkc mode text that is not valid UTF-8 is LA_EINPUT; in space
+ * mode bytes that do not decode are kept. Thread-safe. */
 la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out /* OUT */, size_t *outlen /* OUT */);
+
+/* The reference la_normalize is tested against: utf8proc over the whole text, then whitespace
+ * collapsing. Same contract; several times slower on ASCII text. */
+la_status la_normalize_ref(const char *s, size_t n, la_norm_mode mode, char **out /* OUT */,
+                           size_t *outlen /* OUT */);
 
 /* XXH3-128 of the bytes. */
 void la_text_hash128(const char *s, size_t n, uint64_t out[2]);
