@@ -33,7 +33,7 @@ demo: build
 	    --text-field question --cutoff 2026-01-01 --out $(DEMO_OUT); rc=$$?; \
 	  if [ $$rc -gt 1 ]; then exit $$rc; fi; \
 	  echo; echo "== $(DEMO_OUT)/report.md"; sed -n '1,200p' $(DEMO_OUT)/report.md; \
-	  echo; echo "Exit code $$rc (1 = leaks found, as planted). Reports are in $(DEMO_OUT)/"
+	  echo; echo "Exit code $$rc (1 = leaks found, as planted). Open $(DEMO_OUT)/report.html to review the links."
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -110,7 +110,7 @@ static void print_summary(const la_cli *c, const la_report *r, const la_audit *a
     printf("  quarantined %zu rows; clean %s: %zu of %zu rows, 95%% interval ±%.1f points at %.1f%% accuracy (%s)%s\n",
            quarantined, la_table_part_name(t, r->heldout), held_kept, held, held_kept ? 100 * hw : 100.0, 100 * acc,
            scored ? "observed" : "assumed", held_kept == 0 || hw > 0.05 ? " (too wide to gate a release)" : "");
-    printf("  reports: %s/report.md (also report.json, pairs.jsonl, assignments.jsonl, manifests)\n", c->out);
+    printf("  reports: %s/report.html for review, report.md (also report.json, pairs.jsonl, assignments.jsonl, manifests)\n", c->out);
     printf("  exit %d: %s\n", r->exit_code, r->leaks ? "leaks found" : "no leaks");
 }
 

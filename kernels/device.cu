@@ -15,6 +15,10 @@ extern "C" la_status la_cuda_device_count(int *count)
     if (e != cudaSuccess) {
         *count = 0;
         cudaGetLastError();
+        /* the runtime reports a missing driver as an insufficient one: say which it is */
+        int driver = 0;
+        if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+            return la_error(LA_ENODEV, "no NVIDIA driver installed");
         return la_error(LA_ENODEV, "no usable CUDA device: %s", cudaGetErrorString(e));
     }
     if (*count == 0) return la_error(LA_ENODEV, "no CUDA device present");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Backend selection on a machine without a usable GPU: auto runs on the CPU and says why, in the
 # summary and the report, and every stage of report.json says it ran on the cpu backend;
-# --backend gpu (or LEAKAUDIT_BACKEND=gpu) exits 2 with the reason and writes nothing; doctor passes. On a machine with a GPU this test is skipped (the GPU tests cover it).
+# --backend gpu (or LEAKAUDIT_BACKEND=gpu) exits 2 with the reason (with no driver at all, that there
+# is none) and writes nothing; doctor passes. On a machine with a GPU this test is skipped (the GPU tests cover it).
 source "$(dirname "$0")/lib.bash"
 
 la doctor
@@ -29,6 +30,11 @@ la audit --dev dev.jsonl --test test.jsonl --backend gpu --out gpu
 expect_rc 2
 expect_has err.txt "--backend gpu:"
 [ ! -e gpu ] || fail "--out written"
+if [ ! -e /proc/driver/nvidia/version ] && ! ls /dev/nvidia* >/dev/null 2>&1 && ! grep -q "built without nvcc" err.txt; then
+  # no driver at all: say so, not that the (absent) driver is too old
+  if grep -q "insufficient" err.txt; then fail "a missing driver reported as insufficient: $(cat err.txt)"; fi
+  expect_has err.txt "no NVIDIA driver installed"
+fi
 LEAKAUDIT_BACKEND=gpu la audit --dev dev.jsonl --test test.jsonl --out gpuenv
 expect_rc 2
 [ ! -e gpuenv ] || fail "--out written"
