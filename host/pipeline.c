@@ -73,14 +73,9 @@ la_status la_audit_job_finish(la_audit_job *j)
 
 int la_exit_for(la_status s)
 {
+    /* no usable device, or a build without one, for --backend gpu: a request that cannot be met */
+    if (s == LA_ENODEV || s == LA_EUNSUPPORTED) return LA_EXIT_USAGE;
     return s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
-}
-
-/* Exit code when the backend cannot be selected: a missing or unusable device is the user's
- * request that cannot be met (2), as is a bad name. */
-static la_status backend_status(la_status s)
-{
-    return la_backend_device_failure(s) ? LA_EINVAL : s;
 }
 
 void la_report_init(la_report *r, const char *command, const la_table *t, const la_loader *L,
@@ -261,7 +256,7 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
     size_t nbackends;
     const la_backend *const *backends = la_backends_builtin(&nbackends);
     la_status bs = la_backend_select(j->backend, backends, nbackends, &st->backend);
-    if (bs != LA_OK) return backend_status(bs);
+    if (bs != LA_OK) return bs;
     la_exec_init(&st->exec, st->backend.be, st->backend.fallback, j->cli.threads);
     if (st->backend.note[0] && warn && j->backend == LA_BACKEND_AUTO && getenv("LEAKAUDIT_BACKEND"))
         fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend.note);

@@ -77,7 +77,8 @@ la_status la_audit_write(const la_audit_state *st, const char *dir);
 void la_report_init(la_report *r, const char *command, const la_table *t, const la_loader *L,
                     const la_exact_result *ex, const la_cli *c);
 
-/* Exit code for a failed status: bad input or usage 2, anything else 3. */
+/* Exit code for a failed status: bad input or usage, or a device asked for that is not there, 2;
+ * anything else 3. */
 int la_exit_for(la_status s);
 
 #endif /* LA_PIPELINE_H */

@@ -144,6 +144,24 @@ static void test_run_and_write(void **state)
     la_result_free(r);
 }
 
+/* --backend gpu on a machine without a usable device: the library says which (no device, or no
+ * CUDA in the build), not that the options were bad; the command maps both to exit 2. */
+static void test_gpu_without_device(void **state)
+{
+    (void)state;
+    la_options *o = options();
+    assert_int_equal(la_options_set(o, "backend", "gpu"), LA_OK);
+    la_result *r = NULL;
+    la_status s = la_audit_run(o, &r);
+    la_options_free(o);
+    if (s == LA_OK) { /* a device is there: nothing to check */
+        la_result_free(r);
+        return;
+    }
+    assert_true(s == LA_ENODEV || s == LA_EUNSUPPORTED);
+    assert_non_null(strstr(la_last_error(), "--backend gpu"));
+}
+
 static void *run_one(void *arg)
 {
     la_result **out = arg;
@@ -174,6 +192,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options_refused),
         cmocka_unit_test(test_run_and_write),
+        cmocka_unit_test(test_gpu_without_device),
         cmocka_unit_test(test_two_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
