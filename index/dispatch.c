@@ -7,11 +7,11 @@
  */
 #include "dispatch.h"
 
+#include "la_time.h"
 #include "parallel.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 enum { SPLIT_CHUNK = 256 };
 
@@ -43,12 +43,6 @@ static la_stage *stage_get(la_exec *x, const char *name)
     return st;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 typedef struct split_arg {
     const la_backend *be;
@@ -78,7 +72,7 @@ static la_status run(la_exec *x, const char *stage, op_call fn, const void *args
     la_stage *st = stage_get(x, stage);
     if (!st) return la_error(LA_EINTERNAL, "dispatch: more than %d stages", LA_MAX_STAGES);
     if (x->be != x->chosen && !st->fallback[0]) snprintf(st->fallback, sizeof st->fallback, "%s", x->note);
-    double t0 = now_s();
+    double t0 = la_now();
     const la_backend *be = x->be;
     la_status s = call_on(x, be, fn, args, ndocs, splittable);
     if (s != LA_OK && la_backend_device_failure(s)) {
@@ -97,7 +91,7 @@ static la_status run(la_exec *x, const char *stage, op_call fn, const void *args
     st->calls++;
     st->items += items;
     st->bytes += bytes;
-    st->seconds += now_s() - t0;
+    st->seconds += la_now() - t0;
     return LA_OK;
 }
 

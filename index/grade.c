@@ -15,6 +15,7 @@
  */
 #include "grade.h"
 #include "la_alloc.h"
+#include "la_time.h"
 
 #include "near_kernels.h"
 #include "parallel.h"
@@ -24,7 +25,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define CONTENT_KINDS (LA_KIND_EXACT | LA_KIND_NEAR | LA_KIND_SEMANTIC)
 #define K_UNI 0x756e696772616d73ull /* "unigrams" */
@@ -422,7 +422,7 @@ static la_status count_siblings(void *vctx, int worker, size_t begin, size_t end
         row_set *B = &c->sets[k];
         size_t first = c->held_first[k], last = c->held_first[k + 1];
         if (last - first <= (size_t)c->p.slot_min_siblings || !B->uni.n) continue;
-        B->sib = calloc(B->uni.n, sizeof *B->sib);
+        B->sib = la_calloc_n(B->uni.n, sizeof *B->sib);
         if (!B->sib) return la_error(LA_ENOMEM, "grades: out of memory counting the links of row %u", c->linked[k]);
         B->nsib = last - first;
         for (size_t e = first; e < last; e++) {
@@ -597,8 +597,8 @@ static la_status prepare(grade_ctx *c, int nt)
     }
     LA_TRY(la_parallel_for(nt, c->nlinked, 16, build_sets, c));
     /* the content links grouped by held-out row, in pair order */
-    c->held_first = calloc(c->nlinked + 1, sizeof *c->held_first);
-    c->held_links = malloc((c->pairs->n ? c->pairs->n : 1) * sizeof *c->held_links);
+    c->held_first = la_calloc_n(c->nlinked + 1, sizeof *c->held_first);
+    c->held_links = la_malloc_n(c->pairs->n, sizeof *c->held_links);
     if (!c->held_first || !c->held_links) return la_error(LA_ENOMEM, "grades: out of memory for %zu links", c->pairs->n);
     for (size_t k = 0; k < c->pairs->n; k++)
         if (c->pairs->v[k].kinds & CONTENT_KINDS) c->held_first[c->slot[c->pairs->v[k].b]]++;
@@ -634,8 +634,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
         p = &def;
     }
     LA_TRY(check_params(p));
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = la_now();
     grade_ctx c;
     memset(&c, 0, sizeof c);
     c.t = t;
@@ -663,8 +662,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
         st.template_numbers = atomic_load(&c.template_numbers);
         st.slot_upgrades = atomic_load(&c.slot_upgrades);
         st.rows_counted = atomic_load(&c.rows_counted);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        st.seconds = la_now() - t0;
         if (stats) *stats = st;
     }
     if (c.sc)

@@ -18,6 +18,7 @@
  */
 #include "near.h"
 #include "la_alloc.h"
+#include "la_time.h"
 
 #include "dispatch.h"
 #include "lsh.h"
@@ -30,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void la_near_params_default(la_near_params *p)
 {
@@ -110,12 +110,6 @@ struct near_ctx {
     uint32_t *mcnt;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- helpers ----------------------------------------------------------------------------------- */
 
@@ -564,11 +558,11 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     if (!c->nsh || !c->sig || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->df))
         return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", n);
 
-    double t0 = now_s();
+    double t0 = la_now();
     LA_TRY(sign_rows(c));
     for (size_t i = 0; i < n; i++) st->rows_signed += c->nsh[i] != 0;
     if (c->contain) LA_TRY(la_parallel_for(c->nthreads, n, 256, sample_rows, c));
-    double t1 = now_s();
+    double t1 = la_now();
 
     LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
     if (c->p.within) LA_TRY(build_lsh(c, SIDE_OTHER, &c->lsh_o));
@@ -607,7 +601,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         st->candidates_containment += (c->cands[i].src & SRC_CON) != 0;
     }
     st->candidates = w;
-    double t2 = now_s();
+    double t2 = la_now();
 
     c->res = la_malloc_n(w, sizeof *c->res);
     c->keep = la_malloc_n(w, 1);
@@ -625,7 +619,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     for (size_t i = 0; i < w; i++)
         if (c->keep[i]) out->v[out->n++] = c->res[i];
     st->verified = kept;
-    double t3 = now_s();
+    double t3 = la_now();
     st->seconds_signatures = t1 - t0;
     st->seconds_candidates = t2 - t1;
     st->seconds_verify = t3 - t2;

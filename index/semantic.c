@@ -4,12 +4,12 @@
  */
 #include "semantic.h"
 #include "la_alloc.h"
+#include "la_time.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "embed_lexical.h"
 #include "simtile.h"
@@ -123,11 +123,6 @@ la_status la_semantic_embed_lexical(const la_table *t, uint32_t dim, int threads
     return LA_OK;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Held-out and seen sides gathered into contiguous matrices. */
 typedef struct sides {
@@ -377,7 +372,7 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
     size_t rescored = 0;
     int on_gpu = 0;
     char fallback[sizeof stats->fallback] = "";
-    double t0 = now_s();
+    double t0 = la_now();
     if (!top_idx || !top_cos) {
         st = la_error(LA_ENOMEM, "semantic: out of memory");
     } else if (sd.nq == 0 || sd.ns == 0) {
@@ -395,7 +390,7 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
     } else {
         st = la_error(LA_EINVAL, "semantic: unknown method %d", p->method);
     }
-    double secs = now_s() - t0;
+    double secs = la_now() - t0;
     size_t before = out->n;
     if (st == LA_OK) st = emit(&sd, &hits, k, top_idx, top_cos, out, nearest);
     if (st == LA_OK && stats) {
