@@ -232,16 +232,12 @@ static void test_numbers_rule_is_for_items(void **state)
     la_pair p = graded(&f, a, b, LA_KIND_NEAR, 1);
     assert_true(p.nums_changed >= 8);
     assert_int_equal(p.grade, LA_GRADE_NEAR);
-    la_grade_params gp;
-    la_grade_params_default(&gp);
-    la_table_free(f.t);
-    /* the item-sized rule would hold it: the threshold is what decides */
-    setup(&f);
-    a = (uint32_t)add(&f, f.dev, "old", old_doc);
-    b = (uint32_t)add(&f, f.test, "new", new_doc);
+    /* the item-sized rule would hold it: the limit is what decides */
     la_pairs ps = {0};
     la_pair q = la_pair_make(a, b, LA_KIND_NEAR);
     assert_int_equal(la_pairs_push(&ps, &q), LA_OK);
+    la_grade_params gp;
+    la_grade_params_default(&gp);
     gp.numbers_max_words = 100000;
     assert_int_equal(la_grade_pairs(f.t, &gp, &ps, NULL), LA_OK);
     assert_int_equal(ps.v[0].grade, LA_GRADE_RELATED);
