@@ -37,6 +37,7 @@ void la_grade_params_default(la_grade_params *p)
     p->near_share = 0.45;
     p->near_words = 0.65;
     p->near_words_pairs = 0.25;
+    p->near_words_all = 0.90;
     p->rarity_k = 4.0;
     p->numbers_alpha = 0.05;
     p->changed_share = 0.2;
@@ -522,8 +523,10 @@ static void grade_one(grade_ctx *c, la_pair *q)
         int item = B->uni.n <= (size_t)c->p.numbers_max_words;
         if (item && nb >= 2 && 2 * ns < nb && binom_cdf((unsigned)ns, (unsigned)nb, ps) < c->p.numbers_alpha) templ = 1;
         if (item && changed >= 1 && (double)changed >= c->p.changed_share * (double)nb) templ = 1;
-        /* the words clause catches heavily edited copies whose word pairs broke; it needs every number */
-        if (wc >= c->p.near_share || (ww >= c->p.near_words && wc >= c->p.near_words_pairs && ns == nb)) grade = LA_GRADE_NEAR;
+        /* the words clauses catch heavily edited copies whose word pairs broke (words swapped or
+         * reordered); they need every number */
+        int words_kept = ns == nb && (ww >= c->p.near_words_all || (ww >= c->p.near_words && wc >= c->p.near_words_pairs));
+        if (wc >= c->p.near_share || words_kept) grade = LA_GRADE_NEAR;
         if (wc >= c->p.copy_share) grade = LA_GRADE_COPY;
     }
     if ((q->kinds & LA_KIND_SEMANTIC) && !c->p.semantic_lexical && !isnan(q->cosine)) {

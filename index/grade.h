@@ -27,6 +27,8 @@ typedef struct la_grade_params {
     double near_share;        /* weighted word-pair containment for near (0.45) */
     double near_words;        /* or: weighted word containment (0.65) with every number kept ... */
     double near_words_pairs;  /* ... and at least this weighted word-pair containment (0.25) */
+    double near_words_all;    /* or: this weighted word containment (0.90) with every number kept,
+                               * whatever became of the word pairs (words reordered) */
     double rarity_k;          /* k of the rarity weight 1 / (1 + r / k) (4) */
     double numbers_alpha;     /* binomial tail below which missing numbers mark a template (0.05) */
     double changed_share;     /* share of held-out numbers restated differently that marks one (0.2) */

@@ -10,6 +10,12 @@
       docstring frame, and six arithmetic frames with names, items and numbers as slots; 1,400
       held-out instances, 3,000 sibling instances and 3,000 GSM8K train questions on the seen side,
       plus edited copies (560) and quotes (120) of held-out instances.
+  site_policy: every revision of 57 policy documents, family ids hidden, revisions dated before
+      2022-01-01 seen and the rest held out; the truth lists each revision's family (revisions of
+      one policy should be linked across the cutoff, other policies share boilerplate and author).
+  licenses: the distinct copyright files under /usr/share/doc (when present; 200 bytes to 1 MB),
+      a seeded 80/20 split; different packages whose files share license text, the boilerplate
+      case: no link between them is the item. Which files there are depends on the machine.
 
 Writes DIR/NAME_{dev,test,truth}.jsonl. Usage: make_sets.py SHARED_DATA_DIR OUT_DIR (seeded; the
 same inputs give the same files).
@@ -133,5 +139,37 @@ def templated():
     write("templated", dev, held, truth)
 
 
+def site_policy():
+    rows = [json.loads(l) for l in open(f"{data}/site-policy/policy_versions.jsonl")]
+    dev, held, truth = [], [], []
+    for r in rows:
+        rid = f"{r['family']}@{r['version_idx']}"
+        (dev if r["date"][:10] < "2022-01-01" else held).append({"id": rid, "text": r["text"]})
+        truth.append({"id": rid, "family": r["family"]})
+    write("site_policy", dev, held, truth)
+
+
+def licenses():
+    import glob, hashlib
+    seen, rows = set(), []
+    for path in sorted(glob.glob("/usr/share/doc/*/copyright")):
+        try:
+            text = open(path, encoding="utf-8", errors="replace").read()
+        except OSError:
+            continue
+        digest = hashlib.sha1(text.encode()).hexdigest()
+        if digest in seen or not 200 <= len(text.encode()) <= 1 << 20:
+            continue
+        seen.add(digest)
+        rows.append({"id": path.split("/")[-2], "text": text})
+    if not rows:
+        return
+    random.Random(11).shuffle(rows)
+    n = len(rows) // 5
+    write("licenses", rows[n:], rows[:n], [])
+
+
 gsm8k_planted()
 templated()
+site_policy()
+licenses()

@@ -91,6 +91,27 @@ static void test_other_numbers_are_related(void **state)
     la_table_free(f.t);
 }
 
+/* Every word and number of the item kept, in another order (neighbouring words swapped, so no word
+ * pair survives): a near copy. The same with one number gone is not. */
+static void test_reordered_words_are_near(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t b = (uint32_t)add(&f, f.test, "b", "lena bakes 14 lemon tarts for the harbour fair and sells them at 3 dollars each by noon");
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", "bakes lena lemon 14 for tarts harbour the and fair them sells 3 at each dollars noon by");
+    uint32_t c = (uint32_t)add(&f, f.dev, "c", "bakes lena lemon 14 for tarts harbour the and fair them sells at each dollars noon by");
+    la_pair p = graded(&f, a, b, LA_KIND_SEMANTIC, 1);
+    assert_true(p.wcontainment < 0.25f);
+    assert_true(p.wwords > 0.9f);
+    assert_int_equal(p.nums_shared, 2);
+    assert_int_equal(p.grade, LA_GRADE_NEAR);
+    p = graded(&f, c, b, LA_KIND_SEMANTIC, 1);
+    assert_int_equal(p.nums_shared, 1);
+    assert_int_equal(p.grade, LA_GRADE_RELATED);
+    la_table_free(f.t);
+}
+
 /* "three" matches "3"; digits inside words ("b12") are numbers too. */
 static void test_number_words_match_digits(void **state)
 {
@@ -249,7 +270,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rare_shared_wording_is_near),     cmocka_unit_test(test_frame_shared_by_many_is_related),
-        cmocka_unit_test(test_other_numbers_are_related),       cmocka_unit_test(test_number_words_match_digits),
+        cmocka_unit_test(test_other_numbers_are_related),       cmocka_unit_test(test_reordered_words_are_near),
+        cmocka_unit_test(test_number_words_match_digits),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
         cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
     };
