@@ -62,16 +62,17 @@ enum { MAX_SAMPLE = 64 };
  * collisions can only raise a count). */
 static size_t df_slot(uint64_t h) { return (size_t)(h >> (64 - DF_BITS)); }
 
-typedef struct cand {
-    uint64_t key; /* (uint64_t)b << 32 | a: sorting keys sorts pairs by (b, a) */
-    uint32_t src;
-} cand;
+/* A candidate pair: key (uint64_t)b << 32 | a, so sorting keys sorts pairs by (b, a); the row
+ * field holds the SRC_ bits of the paths that found it. Sorted with the radix sort of keysort.h. */
+typedef la_key_row cand;
 
 typedef struct scratch {
     uint64_t *sh, *sh2;
     size_t shcap, sh2cap;
-    uint32_t *hits;
+    uint32_t *hits;          /* containment: the distinct rows hit by the probing row, in first-hit order */
     size_t nhits, hitcap;
+    uint8_t *nhit;           /* containment: per table row, its hits so far (saturating); n entries,
+                                zero again after each probing row */
     cand *c;
     size_t nc, ccap;
     uint32_t cached; /* row whose set is in sh2, or UINT32_MAX */
@@ -140,7 +141,7 @@ static int push_cand(scratch *s, uint32_t a, uint32_t b, uint32_t src)
 {
     if (!grow((void **)&s->c, &s->ccap, s->nc + 1, sizeof *s->c)) return 0;
     s->c[s->nc].key = (uint64_t)b << 32 | a;
-    s->c[s->nc].src = src;
+    s->c[s->nc].row = src;
     s->nc++;
     return 1;
 }
@@ -361,12 +362,6 @@ static int pairable(const near_ctx *c, uint32_t x, uint32_t y)
     return c->p.within && c->r[x].part == c->r[y].part;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Returns 0 when out of memory. */
 static int probe_row(near_ctx *c, scratch *s, uint32_t x)
 {
@@ -419,20 +414,22 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
             for (size_t q = 0; q < k; q++) {
                 uint32_t y = f[q].row;
                 if (c->nsh[y] > c->nsh[x] || !pairable(c, x, y)) continue;
-                if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
-                s->hits[s->nhits++] = y;
+                /* count hits per row in place of sorting them: linear in the hits */
+                if (s->nhit[y] == 0) {
+                    if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
+                    s->hits[s->nhits++] = y;
+                }
+                if (s->nhit[y] < UINT8_MAX) s->nhit[y]++;
             }
         }
     }
-    if (s->nhits > 1) qsort(s->hits, s->nhits, sizeof *s->hits, cmp_u32);
-    for (size_t i = 0; i < s->nhits;) {
-        size_t j = i + 1;
-        while (j < s->nhits && s->hits[j] == s->hits[i]) j++;
+    int ok = 1;
+    for (size_t i = 0; i < s->nhits; i++) {
         uint32_t y = s->hits[i];
-        if (j - i >= c->need[c->nsamp[y]] && !emit(c, s, x, y, SRC_CON)) return 0;
-        i = j;
+        if (ok && s->nhit[y] >= c->need[c->nsamp[y]] && !emit(c, s, x, y, SRC_CON)) ok = 0;
+        s->nhit[y] = 0;
     }
-    return 1;
+    return ok;
 }
 
 static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end)
@@ -442,12 +439,6 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
         if (c->nsh[i] && !probe_row(c, &c->sc[worker], (uint32_t)i))
             return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
     return LA_OK;
-}
-
-static int cmp_cand(const void *a, const void *b)
-{
-    uint64_t x = ((const cand *)a)->key, y = ((const cand *)b)->key;
-    return x < y ? -1 : x > y;
 }
 
 /* ---- phase 4: verification --------------------------------------------------------------------- */
@@ -538,6 +529,7 @@ static void free_ctx(near_ctx *c)
             free(c->sc[i].sh);
             free(c->sc[i].sh2);
             free(c->sc[i].hits);
+            free(c->sc[i].nhit);
             free(c->sc[i].c);
         }
         free(c->sc);
@@ -557,6 +549,9 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     if (c->contain) c->df = calloc(DF_SIZE, sizeof *c->df);
     if (!c->nsh || !c->sig || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->df))
         return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", n);
+    for (int i = 0; c->contain && i < c->nthreads; i++)
+        if (!(c->sc[i].nhit = la_calloc_n(n, sizeof *c->sc[i].nhit)))
+            return la_error(LA_ENOMEM, "near: out of memory for the containment counters of %zu rows", n);
 
     double t0 = la_now();
     LA_TRY(sign_rows(c));
@@ -586,19 +581,19 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         c->sc[i].c = NULL;
         c->sc[i].nc = c->sc[i].ccap = 0;
     }
-    qsort(c->cands, c->ncand, sizeof *c->cands, cmp_cand);
+    LA_TRY(la_cpu_sort_key_rows(c->cands, c->ncand));
     size_t w = 0;
     for (size_t i = 0; i < c->ncand; i++) {
         if (w > 0 && c->cands[w - 1].key == c->cands[i].key)
-            c->cands[w - 1].src |= c->cands[i].src;
+            c->cands[w - 1].row |= c->cands[i].row;
         else
             c->cands[w++] = c->cands[i];
     }
     c->ncand = w;
     for (size_t i = 0; i < w; i++) {
-        st->candidates_lsh += (c->cands[i].src & SRC_LSH) != 0;
-        st->candidates_simhash += (c->cands[i].src & SRC_SIM) != 0;
-        st->candidates_containment += (c->cands[i].src & SRC_CON) != 0;
+        st->candidates_lsh += (c->cands[i].row & SRC_LSH) != 0;
+        st->candidates_simhash += (c->cands[i].row & SRC_SIM) != 0;
+        st->candidates_containment += (c->cands[i].row & SRC_CON) != 0;
     }
     st->candidates = w;
     double t2 = la_now();
