@@ -4,6 +4,7 @@
  * fused); texts are tokenized on OpenMP threads, sorted by length and encoded in packed batches.
  */
 #include "model.h"
+#include "la_cpus.h"
 
 #include "encoder_cuda.h"
 #include "safetensors.h"
@@ -405,7 +406,7 @@ static int cmp_seq_len(const void *a, const void *b)
 static int nthreads(int threads)
 {
 #ifdef LA_HAVE_OPENMP
-    return threads > 0 ? threads : omp_get_max_threads();
+    return la_omp_threads(threads);
 #else
     return threads > 0 ? threads : 1;
 #endif

@@ -1,5 +1,6 @@
 /* normalize.c - text normalization and exact-copy hashing (see normalize.h). */
 #include "normalize.h"
+#include "la_cpus.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -292,7 +293,7 @@ static void *norm_worker(void *arg)
 la_status la_normalize_table(la_table *t, la_norm_mode mode, int threads)
 {
     size_t n = la_table_nrows(t);
-    if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads <= 0) threads = la_cpu_count();
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     if ((size_t)threads > n / 256 + 1) threads = (int)(n / 256 + 1);

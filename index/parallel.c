@@ -1,5 +1,6 @@
 /* parallel.c - the chunked parallel loop (see parallel.h). */
 #include "parallel.h"
+#include "la_cpus.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,10 +41,7 @@ static void *run_worker(void *arg)
 
 int la_parallel_threads(int n)
 {
-    if (n <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        n = cpus > 0 ? (int)cpus : 1;
-    }
+    if (n <= 0) n = la_cpu_count();
     return n > MAX_THREADS ? MAX_THREADS : n;
 }
 

@@ -3,6 +3,7 @@
  * runs one of the search paths, and turns its hits into la_pairs and nearest-neighbour lists.
  */
 #include "semantic.h"
+#include "la_cpus.h"
 #include "la_alloc.h"
 #include "la_time.h"
 
@@ -254,7 +255,7 @@ static la_status run_faiss(const sides *sd, const la_semantic_params *p, int ivf
     const float thr = (float)p->threshold;
 #ifdef LA_HAVE_OPENMP
     int saved_threads = omp_get_max_threads();
-    if (p->threads > 0) omp_set_num_threads(p->threads);
+    omp_set_num_threads(la_omp_threads(p->threads));
 #endif
     if (ivf) {
         uint32_t nlist = p->ivf_nlist;

@@ -7,6 +7,7 @@
  * result does not depend on the thread count.
  */
 #include "embed_lexical.h"
+#include "la_cpus.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -181,7 +182,7 @@ la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, siz
     if (!df) return la_error(LA_ENOMEM, "lexical embedding: out of memory");
     int nt = 1;
 #ifdef LA_HAVE_OPENMP
-    nt = p->threads > 0 ? p->threads : omp_get_max_threads();
+    nt = la_omp_threads(p->threads);
 #endif
     int failed = 0;
 

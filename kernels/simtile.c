@@ -9,6 +9,7 @@
  * which the compiler vectorizes; only the rare candidates take the scalar path.
  */
 #include "simtile.h"
+#include "la_cpus.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -147,7 +148,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
 
     int nt = 1;
 #ifdef LA_HAVE_OPENMP
-    nt = p->threads > 0 ? p->threads : omp_get_max_threads();
+    nt = la_omp_threads(p->threads);
 #endif
     if (nt < 1) nt = 1;
     size_t bq = p->block_q ? p->block_q : LA_SIMTILE_BLOCK_Q;

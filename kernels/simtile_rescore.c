@@ -8,6 +8,7 @@
  * seen rows) the row is recomputed on the CPU, which is slower but the reference by definition.
  */
 #include "simtile_rescore.h"
+#include "la_cpus.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,18 +16,7 @@
 
 #include "simtile_core.h"
 
-#ifdef LA_HAVE_OPENMP
-#include <omp.h>
-#endif
-
-static int nthreads(int want) {
-#ifdef LA_HAVE_OPENMP
-    return want > 0 ? want : omp_get_max_threads();
-#else
-    (void)want;
-    return 1;
-#endif
-}
+static int nthreads(int want) { return la_omp_threads(want); }
 
 static int hit_cmp(const void *x, const void *y) {
     const la_simtile_hit *a = x, *b = y;

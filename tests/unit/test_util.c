@@ -1,18 +1,22 @@
 /*
  * test_util.c - the util layer: checked allocation refuses products that overflow, la_grow
  * doubles and keeps the buffer on failure, and la_sort sorts with its context, stably, the same
- * way as the row comparisons the library uses.
+ * way as the row comparisons the library uses; `--threads 0` counts the CPUs of the cgroup quota.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "la_alloc.h"
+#include "la_cpus.h"
 #include "la_sort.h"
 #include "la_time.h"
 
@@ -115,10 +119,72 @@ static void test_clock(void **state)
     assert_true(b >= a);
 }
 
+/* A file under the scratch root, its folders made first. */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* cgroup v2: the smallest quota from the process's cgroup up to the root, rounded up; "max" is
+ * none. v1: cpu.cfs_quota_us over cpu.cfs_period_us, -1 is none. No file, no quota. */
+static void test_cpu_quota(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/la_cpus_XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char fs[600], self[600];
+    snprintf(fs, sizeof fs, "%s/fs", root);
+    snprintf(self, sizeof self, "%s/self", root);
+    mkdir(fs, 0755);
+
+    put(root, "self", "0::/kubepods/pod1/c1\n");
+    put(root, "fs/cpu.max", "max 100000\n");
+    assert_int_equal(la_cpu_quota(fs, self), 0);
+    put(root, "fs/kubepods/pod1/c1/cpu.max", "max 100000\n");
+    put(root, "fs/kubepods/pod1/cpu.max", "150000 100000\n"); /* 1.5 CPUs: two threads */
+    assert_int_equal(la_cpu_quota(fs, self), 2);
+    put(root, "fs/kubepods/cpu.max", "100000 100000\n");
+    assert_int_equal(la_cpu_quota(fs, self), 1);
+    put(root, "self", "0::/\n"); /* inside a container's own cgroup namespace */
+    put(root, "fs/cpu.max", "400000 100000\n");
+    assert_int_equal(la_cpu_quota(fs, self), 4);
+
+    put(root, "self", "12:memory:/docker/x\n4:cpu,cpuacct:/docker/x\n");
+    put(root, "fs/cpu,cpuacct/docker/x/cpu.cfs_quota_us", "250000\n");
+    put(root, "fs/cpu,cpuacct/docker/x/cpu.cfs_period_us", "100000\n");
+    assert_int_equal(la_cpu_quota(fs, self), 3);
+    put(root, "fs/cpu,cpuacct/docker/x/cpu.cfs_quota_us", "-1\n");
+    assert_int_equal(la_cpu_quota(fs, self), 0);
+
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/no-such-file", root);
+    assert_int_equal(la_cpu_quota(fs, missing), 0);
+
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_true(la_cpu_count() >= 1 && la_cpu_count() <= (online > 0 ? online : 1));
+    assert_int_equal(la_omp_threads(3), 3);
+    assert_true(la_omp_threads(0) >= 1 && la_omp_threads(0) <= la_cpu_count());
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_products),
+        cmocka_unit_test(test_cpu_quota),
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_sort_context_and_stability),
         cmocka_unit_test(test_sort_rows_by_id),
