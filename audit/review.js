@@ -26,7 +26,7 @@
     for (var k = 0; k < D.kinds.length; k++) if (bits & (1 << k)) out.push(D.kinds[k]);
     return out.join(", ");
   }
-  function num(v) { return v === null || v === undefined ? "" : (v / 1000).toFixed(3); }
+  function num(v, digits) { return v === null || v === undefined ? "" : (v / 1000).toFixed(digits || 3); }
   function snippet(s, n) { s = s.replace(/\s+/g, " "); return s.length > n ? s.slice(0, n) + "\u2026" : s; }
 
   /* ---- state, filtering, sorting, paging ---- */
@@ -106,11 +106,11 @@
       }
       var t = el("tr", { "class": "link" + (openLink === i ? " open" : ""), "data-link": i });
       t.appendChild(el("td", { "class": "g" + L.grade[i] }, GRADES[L.grade[i]] || "\u2014"));
-      t.appendChild(el("td", null, kindsText(L.kinds[i]) + (L.gates[i] ? "" : " (not gating)")));
-      t.appendChild(el("td", { "class": "n" }, num(L.j[i])));
-      t.appendChild(el("td", { "class": "n" }, num(L.c[i])));
-      t.appendChild(el("td", { "class": "n" }, num(L.cos[i])));
-      t.appendChild(el("td", { "class": "n" }, num(L.wc[i])));
+      t.appendChild(el("td", { "class": "wrap" }, kindsText(L.kinds[i]) + (L.gates[i] ? "" : " (not gating)")));
+      t.appendChild(el("td", { "class": "n" }, num(L.j[i], 2)));
+      t.appendChild(el("td", { "class": "n" }, num(L.c[i], 2)));
+      t.appendChild(el("td", { "class": "n" }, num(L.cos[i], 2)));
+      t.appendChild(el("td", { "class": "n" }, num(L.wc[i], 2)));
       var sa = el("td", { "class": "snip" }); sa.appendChild(el("b", null, R.id[L.a[i]]));
       sa.appendChild(document.createTextNode(" (" + D.parts[R.part[L.a[i]]] + ") " + snippet(R.text[L.a[i]], 90)));
       var sb = el("td", { "class": "snip" }); sb.appendChild(el("b", null, R.id[L.b[i]]));
