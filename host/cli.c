@@ -436,7 +436,7 @@ static la_status id_names(la_cli *c)
         /* the common prefix, cut back to whole folder names */
         size_t n = 0;
         while (root[n] && root[n] == dir[n]) n++;
-        if (!(root[n] == '\0' && (dir[n] == '/' || dir[n] == '\0'))) {
+        if (!((root[n] == '\0' || root[n] == '/') && (dir[n] == '\0' || dir[n] == '/'))) {
             while (n > 0 && root[n - 1] != '/') n--;
             if (n > 1) n--; /* drop the slash, keep "/" itself */
         }

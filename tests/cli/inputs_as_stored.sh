@@ -19,6 +19,13 @@ expect_lacks err.txt "duplicate id"
 expect_has same/pairs.jsonl '"id_a":"train/data.jsonl:1","split_a":"dev","id_b":"test/data.jsonl:2","split_b":"test"'
 expect_has same/assignments.jsonl '"id":"test/data.jsonl:1"'
 
+check "a file above the other: the common folder is the upper one, in either order"
+cp train/data.jsonl data.jsonl
+la audit --dev test/data.jsonl --test data.jsonl --text-field question --embed none --out updown
+expect_lacks err.txt "duplicate id"
+expect_has updown/assignments.jsonl '"id":"test/data.jsonl:1"'
+expect_has updown/assignments.jsonl '"id":"data.jsonl:1"'
+
 check "files in one folder keep their base names as ids"
 cp train/data.jsonl dev.jsonl
 cp test/data.jsonl held.jsonl
