@@ -14,12 +14,16 @@ PREFIX ?= /usr/local
 # CI's targets (test, test-sanitize, fuzz) treat compiler warnings as errors
 WERROR ?= ON
 
-.PHONY: all deps configure build demo test install san-build test-sanitize fuzz bench clean
+.PHONY: all deps test-deps configure build demo test install san-build test-sanitize fuzz bench clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# what only the tests use besides (chromium for tests/cli/review_page.sh)
+test-deps:
+	@bash scripts/install-deps.sh --tests
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DLA_WERROR=$(WERROR) >/dev/null
@@ -35,7 +39,7 @@ demo: build
 	  echo; echo "== $(DEMO_OUT)/report.md"; sed -n '1,200p' $(DEMO_OUT)/report.md; \
 	  echo; echo "Exit code $$rc (1 = leaks found, as planted). Open $(DEMO_OUT)/report.html to review the links."
 
-test: build
+test: test-deps build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 install: build

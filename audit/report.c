@@ -101,6 +101,7 @@ static void json_parameters(const la_report *r, la_buf *b)
     la_buf_json_str(b, r->on_invalid);
     la_buf_puts(b, ", \"date_format\": ");
     la_buf_json_str(b, r->date_format);
+    if (r->fields_json) la_buf_printf(b, ", \"fields\": %s", r->fields_json);
     la_buf_puts(b, ", \"fail_on\": ");
     char gate[128];
     la_gate_format(&r->gate, gate, sizeof gate);

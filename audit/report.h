@@ -48,6 +48,7 @@ typedef struct la_report {
     const char *normalize;
     const char *on_invalid;
     const char *date_format;
+    const char *fields_json;            /* the fields read (a JSON object, parameters.fields), or NULL */
     const char *backend;
     const char *backend_note;           /* why auto chose the CPU, or NULL */
     const char *const *param_names;     /* extra parameters, shown under parameters */

@@ -1,7 +1,9 @@
 /*
- * report_html.c - report.html: the audit on one self-contained page (inline CSS and SVG, no
- * scripts, nothing fetched), for people who open a report from a CI artifact or a batch job.
- * Not for: machines (report.json) or CI step summaries (report.md).
+ * report_html.c - report.html: the audit on one self-contained page for the person who decides
+ * what to do about each leak: the summary, evidence and partition tables and charts as markup, and
+ * every link as data (report_review.c) that the page's script (review.js) lists, filters, sorts,
+ * pages and opens side by side. Inline CSS, SVG and script; nothing fetched.
+ * Not for: machines (report.json, pairs.jsonl) or CI step summaries (report.md).
  */
 #include "report.h"
 #include "report_model.h"
@@ -33,22 +35,13 @@ static void html_text(la_buf *b, const char *s, size_t max_chars)
     }
 }
 
-static const char k_style[] =
-    "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1100px;color:#222;"
-    "padding:0 1em}h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}"
-    "table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.3em .6em;vertical-align:top;"
-    "text-align:left}th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    ".bad{background:#fde8e8;border-left:6px solid #c62828;padding:.6em 1em}"
-    ".good{background:#e8f5e9;border-left:6px solid #2e7d32;padding:.6em 1em}"
-    ".warn{background:#fff8e1;border-left:6px solid #f9a825;padding:.6em 1em}"
-    ".txt{max-width:420px;font-size:.92em}.muted{color:#666}code{background:#f3f3f3;padding:0 .2em}";
-
 /* Horizontal bars with 95% interval whiskers for up to three accuracies. */
 static void interval_chart(la_buf *b, const char *const *labels, const double *acc, const size_t *n, int count)
 {
-    const int w = 620, row = 34, left = 200, plot = w - left - 80;
+    /* the label right of a whisker that reaches 100% needs about 100 px: the plot leaves 150 */
+    const int w = 720, row = 34, left = 200, plot = w - left - 150;
     la_buf_printf(b, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"accuracy with 95%% intervals\">", w,
-                  row * count + 26);
+                  row * count + 44);
     for (int t = 0; t <= 10; t += 2) {
         int x = left + plot * t / 10;
         la_buf_printf(b, "<line x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" stroke=\"#eee\"/>"
@@ -65,10 +58,72 @@ static void interval_chart(la_buf *b, const char *const *labels, const double *a
                       plot * acc[i]);
         la_buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#0d47a1\" stroke-width=\"2\"/>",
                       left + plot * lo, y + 8, left + plot * hi, y + 8);
-        la_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%.1f%% ±%.1f</text>", left + plot * hi + 6, y + 13,
-                      100 * acc[i], 100 * hw);
+        la_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%.1f%% ±%.1f pts</text>", left + plot * hi + 6,
+                      y + 13, 100 * acc[i], 100 * hw);
     }
+    la_buf_printf(b, "<rect x=\"0\" y=\"%d\" width=\"14\" height=\"10\" fill=\"#90caf9\"/><text x=\"20\" y=\"%d\" "
+                     "font-size=\"11\" fill=\"#444\">accuracy</text><line x1=\"90\" y1=\"%d\" x2=\"110\" y2=\"%d\" "
+                     "stroke=\"#0d47a1\" stroke-width=\"2\"/><text x=\"116\" y=\"%d\" font-size=\"11\" fill=\"#444\">95%% "
+                     "interval; the label reads accuracy ± half width in percentage points</text>",
+                  row * count + 24, row * count + 33, row * count + 29, row * count + 29, row * count + 33);
     la_buf_puts(b, "</svg>");
+}
+
+/* The link list's frame: what the columns and grades mean, the controls, the table, and the pair
+ * and cluster panels that review.js fills from the data. Hidden until the script runs. */
+static void review_section(const la_report *r, la_buf *b)
+{
+    la_buf_printf(b, "<h2 id=\"links\">Links</h2>\n<p>All %zu links across the boundary, in review order: first the copy "
+                     "and near links that have no exact evidence (they need a judgement), then exact copies, then links "
+                     "with only family or time evidence, then related links, which gate nothing by default; inside each, "
+                     "the stronger grade and the higher score first, and a cluster's links together. Click a column to "
+                     "sort, a row to read both texts side by side.</p>\n",
+                  r->pairs->n);
+    la_buf_puts(b,
+                "<dl class=\"legend\"><dt>grade</dt><dd>copy: the held-out item is there; near: an edited or partial "
+                "copy; related: shared wording or a template, not the item (docs/grades.md); —: family or time "
+                "evidence only</dd><dt>J</dt><dd>Jaccard similarity of the two rows' word-pair (shingle) sets</dd>"
+                "<dt>C</dt><dd>containment: the share of the shorter row's word pairs found in the other</dd>"
+                "<dt>cos</dt><dd>cosine similarity of the two rows' embeddings (semantic tier)</dd>"
+                "<dt>wC</dt><dd>weighted containment: the rarity-weighted share of the held-out row's word pairs found "
+                "in the seen row; it sets the grade</dd><dt>cluster</dt><dd>the leak cluster the link joins (its rows "
+                "move together); empty for a link that moves no rows</dd></dl>\n"
+                "<noscript><p class=\"warn\">The link list needs JavaScript; every link is in pairs.jsonl.</p></noscript>\n"
+                "<div id=\"la-review\" hidden><div id=\"la-controls\">"
+                "<label>kind <select id=\"la-kind\"><option value=\"0\">any</option></select></label>"
+                "<label>grade <select id=\"la-grade\"><option value=\"-1\">any</option><option value=\"3\">copy</option>"
+                "<option value=\"2\">near</option><option value=\"1\">related</option><option value=\"0\">none (family, "
+                "time)</option></select></label>"
+                "<label>gate <select id=\"la-gates\"><option value=\"-1\">any</option><option value=\"1\">fails the "
+                "gate</option><option value=\"0\">does not</option></select></label>"
+                "<label>partition <select id=\"la-part\"><option value=\"-1\">any</option></select></label>"
+                "<label>text <input type=\"search\" id=\"la-q\" placeholder=\"id or words of either row\"></label>"
+                "<label><input type=\"checkbox\" id=\"la-group\" checked> at most 3 links per cluster</label>"
+                "<label>per page <select id=\"la-size\"><option>25</option><option selected>50</option><option>100</option>"
+                "<option>200</option></select></label><button id=\"la-reset\">review order</button>"
+                "<span id=\"la-count\"></span></div>\n"
+                "<div class=\"pager\"><button id=\"la-first\">first</button><button id=\"la-prev\">previous</button>"
+                "<span id=\"la-page\"></span><button id=\"la-next\">next</button><button id=\"la-last\">last</button></div>\n"
+                "<table id=\"la-links\"><colgroup><col style=\"width:5em\"><col style=\"width:10em\"><col style=\"width:4.2em\">"
+                "<col style=\"width:4.2em\"><col style=\"width:4.2em\"><col style=\"width:4.2em\"><col><col>"
+                "<col style=\"width:5em\"></colgroup><thead><tr><th class=\"sort\" data-col=\"grade\">grade</th>"
+                "<th class=\"sort\" data-col=\"kinds\">kinds</th><th class=\"sort\" data-col=\"j\" title=\"Jaccard\">J</th>"
+                "<th class=\"sort\" data-col=\"c\" title=\"containment\">C</th><th class=\"sort\" data-col=\"cos\" "
+                "title=\"cosine\">cos</th><th class=\"sort\" data-col=\"wc\" title=\"weighted containment\">wC</th>"
+                "<th class=\"sort\" data-col=\"a\">seen row</th><th class=\"sort\" data-col=\"b\">held-out row</th>"
+                "<th class=\"sort\" data-col=\"cluster\">cluster</th></tr></thead><tbody id=\"la-body\"></tbody></table>\n"
+                "<section id=\"la-pair\" class=\"panel\" hidden><h3 id=\"la-pair-title\"></h3><p id=\"la-pair-facts\"></p>"
+                "<p id=\"la-pair-cluster\"></p><div id=\"la-frame\" hidden><h3>Shared template frame</h3><p class=\"muted\">"
+                "The held-out row's words that the seen row also has, … where they differ: the template both rows "
+                "follow. It says little by itself; the words highlighted below as only on one side are the slots.</p>"
+                "<div class=\"frame\" id=\"la-frame-text\"></div></div>"
+                "<p class=\"key\"><span class=\"same\">shared span</span><span class=\"only-a\">only in the seen row</span>"
+                "<span class=\"only-b\">only in the held-out row</span></p><div class=\"sides\"><div><h3 id=\"la-side-a-head\">"
+                "</h3><div class=\"side\" id=\"la-side-a\"></div></div><div><h3 id=\"la-side-b-head\"></h3><div class=\"side\" "
+                "id=\"la-side-b\"></div></div></div><p class=\"muted\" id=\"la-cut\"></p></section>\n"
+                "<section id=\"la-cluster\" class=\"panel\" hidden><h3 id=\"la-cluster-title\"></h3>"
+                "<p id=\"la-cluster-facts\"></p><p><button class=\"linkish\" id=\"la-cluster-first\">open its first "
+                "link</button></p><div id=\"la-cluster-members\"></div></section></div>\n");
 }
 
 la_status la_report_html(const la_report *r, la_buf *b)
@@ -77,19 +132,14 @@ la_status la_report_html(const la_report *r, la_buf *b)
     const la_row *rows = la_table_rows_const(t);
     size_t orphans;
     la_part_counts *pc = la_report_count_parts(r, &orphans);
-    size_t *idx = la_report_ranked_pairs(r);
-    if (!pc || !idx) {
-        free(pc);
-        free(idx);
-        return la_error(LA_ENOMEM, "out of memory writing report.html");
-    }
+    if (!pc) return la_error(LA_ENOMEM, "out of memory writing report.html");
     la_heldout_stats s;
     if (la_report_heldout_stats(r, &s) != LA_OK) b->failed = 1; /* out of memory */
     const char *held = la_table_part_name(t, r->heldout);
 
     la_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>leakaudit report</title>"
                    "<style>");
-    la_buf_puts(b, k_style);
+    la_buf_puts(b, la_review_css);
     la_buf_puts(b, "</style></head><body>\n<h1>leakaudit report</h1>\n");
     if (r->leaks)
         la_buf_printf(b, "<p class=\"bad\"><b>Leaks found</b> across the <code>%s</code> boundary: %zu linked pairs that "
@@ -165,38 +215,7 @@ la_status la_report_html(const la_report *r, la_buf *b)
         la_buf_free(&sentence);
     }
 
-    /* top leaks */
-    if (r->pairs->n) {
-        size_t top = r->pairs->n < 25 ? r->pairs->n : 25;
-        la_buf_printf(b, "<h2>Top leaks</h2><p class=\"muted\">%zu of %zu pairs; all are in pairs.jsonl.</p>\n"
-                         "<table><tr><th>grade</th><th>kinds</th><th>scores</th><th>seen row</th><th>held-out row</th></tr>\n",
-                      top, r->pairs->n);
-        for (size_t k = 0; k < top; k++) {
-            const la_pair *p = &r->pairs->v[idx[k]];
-            la_buf_printf(b, "<tr><td>%s</td><td>", la_grade_name(p->grade) ? la_grade_name(p->grade) : "");
-            la_report_kinds_text(b, p->kinds, ", ");
-            la_buf_puts(b, "</td><td class=\"n\">");
-            if (!isnan(p->jaccard)) la_buf_printf(b, "J %.2f<br>", p->jaccard);
-            if (!isnan(p->containment)) la_buf_printf(b, "C %.2f<br>", p->containment);
-            if (!isnan(p->cosine)) la_buf_printf(b, "cos %.3f<br>", p->cosine);
-            if (!isnan(p->wcontainment)) la_buf_printf(b, "wC %.2f", p->wcontainment);
-            la_buf_puts(b, "</td><td class=\"txt\"><b>");
-            html_text(b, rows[p->a].id, 80);
-            la_buf_puts(b, "</b> (");
-            html_text(b, la_table_part_name(t, rows[p->a].part), 0);
-            la_buf_puts(b, ")<br>");
-            html_text(b, rows[p->a].text, 300);
-            la_buf_puts(b, "</td><td class=\"txt\"><b>");
-            html_text(b, rows[p->b].id, 80);
-            la_buf_puts(b, "</b><br>");
-            html_text(b, rows[p->b].text, 300);
-            la_buf_puts(b, "</td></tr>\n");
-        }
-        la_buf_puts(b, "</table>\n<p class=\"muted\">J: Jaccard of the word-pair sets; C: share of the shorter text's word "
-                       "pairs in the other; cos: cosine of the embeddings; wC: rarity-weighted share of the held-out row's "
-                       "word pairs in the seen row, which sets the grade (copy, near, related: docs/grades.md). Related "
-                       "links come last and do not fail the run.</p>\n");
-    }
+    if (r->pairs->n) review_section(r, b);
     if (r->audit->nsuspects) {
         la_buf_printf(b, "<h2>Suspect clusters</h2><p class=\"warn\">%zu clusters have more than %zu rows, which usually "
                          "means chaining through weak links. Check their weakest links before acting.</p>"
@@ -234,8 +253,16 @@ la_status la_report_html(const la_report *r, la_buf *b)
         la_buf_printf(b, "</code> (%zu rows%s)", r->files[f].rows_read, r->files[f].ids_generated ? ", ids FILE:LINE" : "");
     }
     la_buf_puts(b, ". Files beside this page: report.json, report.md, pairs.jsonl, clusters.jsonl, assignments.jsonl, "
-                   "the manifests, quarantine.jsonl, rejects.jsonl.</p>\n</body></html>\n");
+                   "the manifests, quarantine.jsonl, rejects.jsonl.</p>\n");
+    if (r->pairs->n) {
+        la_buf_puts(b, "<script type=\"application/json\" id=\"la-data\">");
+        la_status ds = la_report_review_data(r, b);
+        la_buf_puts(b, "</script>\n<script>\n");
+        la_buf_puts(b, la_review_js);
+        la_buf_puts(b, "</script>\n");
+        if (ds != LA_OK) b->failed = 1;
+    }
+    la_buf_puts(b, "</body></html>\n");
     free(pc);
-    free(idx);
     return la_buf_status(b);
 }

@@ -208,6 +208,68 @@ size_t *la_report_ranked_pairs(const la_report *r)
     return idx;
 }
 
+/* What a reviewer does with a link: 0 judge it, 1 confirm a certain copy, 2 check family or time
+ * evidence, 3 look at a related link that gates nothing by default. */
+static int review_tier(const la_pair *p)
+{
+    if (p->grade == LA_GRADE_RELATED) return 3;
+    if (p->grade == LA_GRADE_NONE) return 2;
+    return p->kinds & LA_KIND_EXACT ? 1 : 0;
+}
+
+static int cmp_review(const void *x, const void *y, void *ctx)
+{
+    const la_pairs *pairs = ctx;
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    const la_pair *a = &pairs->v[i], *b = &pairs->v[j];
+    int ta = review_tier(a), tb = review_tier(b);
+    if (ta != tb) return ta - tb;
+    if (a->grade != b->grade) return b->grade - a->grade;
+    double sa = la_pair_strength(a), sb = la_pair_strength(b);
+    if (sa != sb) return sa > sb ? -1 : 1;
+    return i < j ? -1 : i > j ? 1 : 0;
+}
+
+/* Positions by their group's first position, then their own; ctx holds the group of each. */
+static int cmp_group(const void *x, const void *y, void *ctx)
+{
+    const size_t *group = ctx;
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    if (group[i] != group[j]) return group[i] < group[j] ? -1 : 1;
+    return i < j ? -1 : i > j ? 1 : 0;
+}
+
+size_t *la_report_review_order(const la_report *r)
+{
+    size_t n = r->pairs->n, nc = r->audit->nclusters;
+    size_t *idx = la_malloc_n(n, sizeof *idx), *pos = la_malloc_n(n, sizeof *pos), *group = la_malloc_n(n, sizeof *group);
+    size_t *first = la_malloc_n(nc + 1, sizeof *first);
+    if (!idx || !pos || !group || !first) {
+        free(idx);
+        free(pos);
+        free(group);
+        free(first);
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++) idx[k] = k;
+    la_sort(idx, n, sizeof *idx, cmp_review, (void *)r->pairs);
+    /* each position's group: its cluster's first position, or itself for a link that moves nothing */
+    for (size_t c = 0; c <= nc; c++) first[c] = SIZE_MAX;
+    for (size_t k = 0; k < n; k++) {
+        const la_pair *p = &r->pairs->v[idx[k]];
+        uint32_t c = la_audit_pair_moves(r->audit, p) ? r->audit->cluster[p->a] : 0;
+        if (c && c <= nc && first[c] == SIZE_MAX) first[c] = k;
+        group[k] = c && c <= nc ? first[c] : k;
+        pos[k] = k;
+    }
+    la_sort(pos, n, sizeof *pos, cmp_group, group);
+    for (size_t k = 0; k < n; k++) group[k] = idx[pos[k]];
+    free(idx);
+    free(pos);
+    free(first);
+    return group;
+}
+
 int la_report_small_set_warning(la_buf *b, const char *what, double p, size_t n)
 {
     double hw = la_stat_ci95(p, n);

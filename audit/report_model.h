@@ -49,6 +49,26 @@ la_status la_report_heldout_stats(const la_report *r, la_heldout_stats *s /* OUT
 /* Indices of r->pairs ranked for display: exact, near, semantic, family, then time; caller frees. */
 size_t *la_report_ranked_pairs(const la_report *r);
 
+/* Indices of r->pairs in the order a reviewer takes them (report.html): first the graded copy and
+ * near links that have no exact evidence (a judgement is needed), then exact copies (certain), then
+ * links with only family or time evidence, then related links; inside each, the stronger grade,
+ * then the higher strength (la_pair_strength), then pairs.jsonl's order. The links of one cluster
+ * stay together where its first link falls. Caller frees; NULL when out of memory. */
+size_t *la_report_review_order(const la_report *r);
+
+/* The longest text report.html embeds per row, in bytes (cut on a character boundary; the page
+ * says so). */
+#define LA_REVIEW_TEXT_MAX 20000
+
+/* report.html's data as one JSON object that holds no '<', '>' or '&' byte (report_review.c
+ * describes its fields), appended to out. */
+la_status la_report_review_data(const la_report *r, la_buf *out);
+
+/* report.html's script and style sheet (audit/review.js, audit/review.css), NUL-terminated;
+ * generated into the build folder by cmake/embed.cmake. */
+extern const char la_review_js[];
+extern const char la_review_css[];
+
 /* The plain-text sentences every report shares (no markup; the writer wraps them):
  * la_report_small_set_warning writes the warning that an interval at accuracy p on n rows is too wide
  * to gate a release and returns 1, or writes nothing and returns 0 when it is within ±5 points;

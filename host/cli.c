@@ -1,14 +1,21 @@
 /* cli.c - shared option handling and validated loading for audit and split (see cli.h). */
 #include "cli.h"
 
+#include "buf.h"
+#include "input.h"
 #include "json_strict.h"
+#include "la_alloc.h"
 #include "outdir.h"
 
+#include <dirent.h>
+#include <glob.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 const char la_cli_common_help[] =
@@ -16,15 +23,21 @@ const char la_cli_common_help[] =
     "  --part NAME=FILE        rows of FILE belong to partition NAME (repeatable)\n"
     "  --dev FILE, --test FILE shorthands for --part dev=FILE, --part test=FILE\n"
     "  FILE...                 files whose rows carry a split field (see --split-field)\n"
+    "                          FILE may be a folder (every .jsonl, .json, .csv, .tsv file in it and\n"
+    "                          its subfolders, .gz and .zst too, in name order) or a pattern such as\n"
+    "                          'shards/*.jsonl' (quoted, or the shell expands it first)\n"
     "                          Formats: JSONL, CSV or TSV with a header row; .gz and .zst are read\n"
     "                          transparently; '-' reads standard input.\n"
     "  --format auto|jsonl|csv|tsv  input format (default auto: by extension, else by content)\n"
     "  --heldout NAME          the protected partition (default test); every other one is seen\n"
     "  --parts A,B,...         partition names allowed in split fields (default: train, demos, dev,\n"
     "                          validation, test, the held-out name and every --part name)\n"
-    "Fields (dotted paths such as messages.0.content reach nested keys):\n"
-    "  --id-field F            default id; a file without any id field gets ids FILE:LINE\n"
-    "  --text-field F          default text; repeat to join several fields with a newline\n"
+    "Fields (dotted paths such as messages.0.content reach nested keys; PART=F sets a field for the\n"
+    "rows of one partition, e.g. --text-field test=question, and '=F' names a field with '=' in it):\n"
+    "  --id-field F            default id; a file without any id field gets ids FILE:LINE, FILE\n"
+    "                          its path from the folder that holds every input\n"
+    "  --text-field F          default text; repeat to join several fields with a newline (also per\n"
+    "                          partition: --text-field test=question --text-field test=answer)\n"
     "  --split-field F         default split\n"
     "  --family-field F        default family\n"
     "  --date-field F          default available_on (canonical YYYY-MM-DD)\n"
@@ -78,18 +91,113 @@ void la_cli_init(la_cli *c, const char *command)
 void la_cli_free(la_cli *c)
 {
     for (size_t k = 0; k < c->nowned; k++) free(c->owned[k]);
+    for (size_t k = 0; k < c->npaths; k++) free(c->paths[k]);
+    free(c->paths);
+    free(c->fields_json);
 }
 
 void la_cli_fail(const char *what) { fprintf(stderr, "leakaudit: %s\n", what); }
 
-static la_status add_input(la_cli *c, const char *part, const char *path)
+/* Keep a copy of s with the options (folder listings, patterns and id names outlive them). */
+static const char *keep(la_cli *c, const char *s, size_t n)
+{
+    if (c->npaths == c->cappaths) {
+        size_t cap = c->cappaths ? 2 * c->cappaths : 64;
+        char **v = la_realloc_n(c->paths, cap, sizeof *v);
+        if (!v) return NULL;
+        c->paths = v;
+        c->cappaths = cap;
+    }
+    char *copy = strndup(s, n);
+    if (copy) c->paths[c->npaths++] = copy;
+    return copy;
+}
+
+static la_status add_one(la_cli *c, const char *part, const char *path)
 {
     if (c->ninputs == LA_CLI_MAX_INPUTS) return la_error(LA_EINVAL, "too many input files (at most %d)", LA_CLI_MAX_INPUTS);
-    if (!path[0]) return la_error(LA_EINVAL, "empty file name");
     c->inputs[c->ninputs].part = part;
     c->inputs[c->ninputs].path = path;
+    c->inputs[c->ninputs].id_name = NULL;
     c->ninputs++;
     return LA_OK;
+}
+
+static int input_like(const char *name)
+{
+    char ext[16];
+    la_input_format_ext(name, ext);
+    return !strcmp(ext, "jsonl") || !strcmp(ext, "ndjson") || !strcmp(ext, "json") || !strcmp(ext, "csv") ||
+           !strcmp(ext, "tsv") || !strcmp(ext, "tab");
+}
+
+static int cmp_name(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+/* Every input-like file under dir (hidden entries skipped), in name order, folder by folder. */
+static la_status add_folder(la_cli *c, const char *part, const char *dir, const char *given, int depth)
+{
+    if (depth > 32) return la_error(LA_EINVAL, "%s: folders nested deeper than 32 levels", given);
+    DIR *d = opendir(dir);
+    if (!d) return la_error(LA_EIO, "%s: cannot read the folder %s", given, dir);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    la_status s = LA_OK;
+    for (struct dirent *e; s == LA_OK && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **v = la_realloc_n(names, cap, sizeof *v);
+            if (!v) s = la_error(LA_ENOMEM, "out of memory");
+            else names = v;
+        }
+        if (s == LA_OK && !(names[n++] = strdup(e->d_name))) s = la_error(LA_ENOMEM, "out of memory");
+    }
+    closedir(d);
+    if (s == LA_OK) qsort(names, n, sizeof *names, cmp_name);
+    for (size_t k = 0; s == LA_OK && k < n; k++) {
+        char full[PATH_MAX];
+        int len = snprintf(full, sizeof full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[k]);
+        struct stat st;
+        if (len < 0 || (size_t)len >= sizeof full) s = la_error(LA_EINVAL, "%s: a path in it is too long", given);
+        else if (stat(full, &st) != 0) continue; /* a dangling link: nothing to read */
+        else if (S_ISDIR(st.st_mode)) s = add_folder(c, part, full, given, depth + 1);
+        else if (S_ISREG(st.st_mode) && input_like(names[k])) {
+            const char *kept = keep(c, full, (size_t)len);
+            s = kept ? add_one(c, part, kept) : la_error(LA_ENOMEM, "out of memory");
+        }
+    }
+    for (size_t k = 0; k < n; k++) free(names[k]);
+    free(names);
+    return s;
+}
+
+/* One input as given: a file, a folder (every input-like file in it), or a pattern (glob(3)). */
+static la_status add_input(la_cli *c, const char *part, const char *path)
+{
+    if (!path[0]) return la_error(LA_EINVAL, "empty file name");
+    struct stat st;
+    if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        size_t before = c->ninputs;
+        LA_TRY(add_folder(c, part, path, path, 0));
+        if (c->ninputs == before)
+            return la_error(LA_EINVAL, "%s: the folder holds no .jsonl, .json, .csv or .tsv file (.gz and .zst "
+                                       "included)", path);
+        return LA_OK;
+    }
+    if (strpbrk(path, "*?[") && stat(path, &st) != 0) {
+        glob_t g;
+        int rc = glob(path, GLOB_ERR, NULL, &g);
+        if (rc == GLOB_NOMATCH) return la_error(LA_EINVAL, "%s: no file matches the pattern", path);
+        if (rc != 0) return la_error(LA_EIO, "%s: cannot expand the pattern", path);
+        la_status s = LA_OK;
+        for (size_t k = 0; s == LA_OK && k < g.gl_pathc; k++) {
+            const char *kept = keep(c, g.gl_pathv[k], strlen(g.gl_pathv[k]));
+            s = kept ? add_input(c, part, kept) : la_error(LA_ENOMEM, "out of memory");
+        }
+        globfree(&g);
+        return s;
+    }
+    return add_one(c, part, path);
 }
 
 /* Names whose manifest NAME.jsonl would be a file the reports already use, or an outcome. They are
@@ -115,6 +223,62 @@ static la_status check_part_name(const char *opt, const char *arg, const char *s
                             "reserved: report, pairs, assignments, clusters, quarantine, rejects, rejected, nearest, "
                             "within_pairs, manifest",
                             opt, arg, (int)n, s);
+    return LA_OK;
+}
+
+static const char *const k_field_names[] = {"id", "text", "split", "family", "date", "label", "score"};
+
+/* The entry of part in c->part_fields, added when new; NULL when there are too many. */
+static la_cli_part_fields *part_fields(la_cli *c, const char *part, size_t n)
+{
+    for (size_t k = 0; k < c->npart_fields; k++)
+        if (strlen(c->part_fields[k].part) == n && !strncmp(c->part_fields[k].part, part, n)) return &c->part_fields[k];
+    if (c->npart_fields == LA_CLI_MAX_PARTS) return NULL;
+    const char *name = keep(c, part, n);
+    if (!name) return NULL;
+    la_cli_part_fields *f = &c->part_fields[c->npart_fields++];
+    memset(f, 0, sizeof *f);
+    f->part = name;
+    return f;
+}
+
+/* --id-field, --text-field, ...: F for every partition, PART=F for one, =F for a name with '='. */
+static la_status field_option(la_cli *c, int opt, const char *arg)
+{
+    const char *what = k_field_names[opt - LA_OPT_ID_FIELD];
+    const char *eq = strchr(arg, '='), *field = arg;
+    la_cli_part_fields *pf = NULL;
+    if (eq == arg) field = arg + 1;
+    else if (eq) {
+        if (opt == LA_OPT_SPLIT_FIELD)
+            return la_error(LA_EINVAL, "--split-field %s: the split field names the partition, so it cannot be set per "
+                                       "partition (write '=%s' for a field named so)", arg, arg);
+        char optname[32];
+        snprintf(optname, sizeof optname, "--%s-field", what);
+        LA_TRY(check_part_name(optname, arg, arg, (size_t)(eq - arg)));
+        pf = part_fields(c, arg, (size_t)(eq - arg));
+        if (!pf) return la_error(LA_EINVAL, "--%s-field %s: too many partitions", what, arg);
+        field = eq + 1;
+    }
+    if (!field[0]) return la_error(LA_EINVAL, "--%s-field '%s': expected a field name", what, arg);
+    const char **slot = NULL;
+    switch (opt) {
+    case LA_OPT_ID_FIELD: slot = pf ? &pf->id_field : &c->load.id_field; break;
+    case LA_OPT_SPLIT_FIELD: slot = &c->load.split_field; break;
+    case LA_OPT_FAMILY_FIELD: slot = pf ? &pf->family_field : &c->load.family_field; break;
+    case LA_OPT_DATE_FIELD: slot = pf ? &pf->date_field : &c->load.date_field; break;
+    case LA_OPT_LABEL_FIELD: slot = pf ? &pf->label_field : &c->load.label_field; break;
+    case LA_OPT_SCORE_FIELD: slot = pf ? &pf->score_field : &c->load.score_field; break;
+    case LA_OPT_TEXT_FIELD: {
+        size_t *n = pf ? &pf->ntext : &c->load.ntext;
+        const char **v = pf ? pf->text_fields : c->load.text_fields;
+        if (!pf && !c->text_fields_set) *n = 0, c->text_fields_set = 1;
+        if (*n == LA_MAX_TEXT_FIELDS) return la_error(LA_EINVAL, "--text-field: at most %d fields", LA_MAX_TEXT_FIELDS);
+        v[(*n)++] = field;
+        return LA_OK;
+    }
+    }
+    *slot = field;
     return LA_OK;
 }
 
@@ -162,25 +326,9 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     case LA_OPT_FAMILY_FIELD:
     case LA_OPT_DATE_FIELD:
     case LA_OPT_LABEL_FIELD:
-    case LA_OPT_SCORE_FIELD:
-        if (!arg[0]) {
-            static const char *const names[] = {"id", "text", "split", "family", "date", "label", "score"};
-            return la_error(LA_EINVAL, "--%s-field '': expected a field name", names[opt - LA_OPT_ID_FIELD]);
-        }
-        break;
+    case LA_OPT_SCORE_FIELD: return field_option(c, opt, arg);
     }
     switch (opt) {
-    case LA_OPT_ID_FIELD: c->load.id_field = arg; return LA_OK;
-    case LA_OPT_TEXT_FIELD:
-        if (!c->text_fields_set) c->load.ntext = 0, c->text_fields_set = 1;
-        if (c->load.ntext == LA_MAX_TEXT_FIELDS) return la_error(LA_EINVAL, "--text-field: at most %d fields", LA_MAX_TEXT_FIELDS);
-        c->load.text_fields[c->load.ntext++] = arg;
-        return LA_OK;
-    case LA_OPT_SPLIT_FIELD: c->load.split_field = arg; return LA_OK;
-    case LA_OPT_FAMILY_FIELD: c->load.family_field = arg; return LA_OK;
-    case LA_OPT_DATE_FIELD: c->load.date_field = arg; return LA_OK;
-    case LA_OPT_LABEL_FIELD: c->load.label_field = arg; return LA_OK;
-    case LA_OPT_SCORE_FIELD: c->load.score_field = arg; return LA_OK;
     case LA_OPT_DATE_FORMAT:
         if (!strcmp(arg, "canonical")) c->load.allow_timestamp = 0;
         else if (!strcmp(arg, "iso8601")) c->load.allow_timestamp = 1;
@@ -195,7 +343,9 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     case LA_OPT_NORMALIZE: return la_norm_mode_parse(arg, &c->norm);
     case LA_OPT_CUTOFF:
         if (la_date_parse(arg, strlen(arg), 0, &c->cutoff) != LA_OK)
-            return la_error(LA_EINVAL, "--cutoff %s: expected a date YYYY-MM-DD that exists on the calendar", arg);
+            return la_error(LA_EINVAL, "--cutoff %s: expected a date YYYY-MM-DD that exists on the calendar%s", arg,
+                            la_date_parse(arg, strlen(arg), 1, &c->cutoff) == LA_OK ? " (give the date part of the "
+                                                                                     "timestamp)" : "");
         return LA_OK;
     case LA_OPT_OUT: c->out = arg; return LA_OK;
     case LA_OPT_FAIL_ON: {
@@ -259,6 +409,118 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
     return -1;
 }
 
+/* The folder of path, made absolute without resolving the file itself (a link keeps its name). */
+static int abs_folder(const char *path, char out[PATH_MAX])
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    return realpath(dir, out) != NULL;
+}
+
+/* Generated ids name a file by its path from the deepest folder that holds every input, so
+ * train/data.jsonl and test/data.jsonl give train/data.jsonl:1 and test/data.jsonl:1; inputs in
+ * one folder keep their base names. Standard input and paths that cannot be resolved keep theirs. */
+static la_status id_names(la_cli *c)
+{
+    char root[PATH_MAX] = "", dir[PATH_MAX];
+    int have = 0;
+    for (size_t k = 0; k < c->ninputs; k++) {
+        if (!strcmp(c->inputs[k].path, "-") || !abs_folder(c->inputs[k].path, dir)) continue;
+        if (!have) {
+            snprintf(root, sizeof root, "%s", dir);
+            have = 1;
+            continue;
+        }
+        /* the common prefix, cut back to whole folder names */
+        size_t n = 0;
+        while (root[n] && root[n] == dir[n]) n++;
+        if (!((root[n] == '\0' || root[n] == '/') && (dir[n] == '\0' || dir[n] == '/'))) {
+            while (n > 0 && root[n - 1] != '/') n--;
+            if (n > 1) n--; /* drop the slash, keep "/" itself */
+        }
+        root[n] = '\0';
+    }
+    if (!have) return LA_OK;
+    size_t rn = strlen(root);
+    for (size_t k = 0; k < c->ninputs; k++) {
+        const char *path = c->inputs[k].path;
+        if (!strcmp(path, "-") || !abs_folder(path, dir)) continue;
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        const char *rel = dir + rn;
+        while (*rel == '/') rel++;
+        char name[PATH_MAX];
+        int len = snprintf(name, sizeof name, "%s%s%s", rel, *rel ? "/" : "", base);
+        if (len < 0 || (size_t)len >= sizeof name) continue;
+        if (!(c->inputs[k].id_name = keep(c, name, (size_t)len))) return la_error(LA_ENOMEM, "out of memory");
+    }
+    return LA_OK;
+}
+
+/* A JSON string or null. */
+static void json_field(la_buf *b, const char *name, const char *value, int *first)
+{
+    la_buf_printf(b, "%s\"%s\": ", *first ? "" : ", ", name);
+    la_buf_json_str(b, value);
+    *first = 0;
+}
+
+static void json_texts(la_buf *b, const char *const *v, size_t n, int *first)
+{
+    la_buf_printf(b, "%s\"text\": [", *first ? "" : ", ");
+    for (size_t k = 0; k < n; k++) {
+        if (k) la_buf_puts(b, ", ");
+        la_buf_json_str(b, v[k]);
+    }
+    la_buf_putc(b, ']');
+    *first = 0;
+}
+
+/* report.json's parameters.fields: the fields every partition is read with, the input format, and
+ * per partition the fields given for it alone. */
+static la_status fields_json(la_cli *c)
+{
+    const la_load_opts *o = &c->load;
+    la_buf b = {0};
+    int first = 1;
+    la_buf_putc(&b, '{');
+    json_field(&b, "id", o->id_field, &first);
+    json_texts(&b, o->text_fields, o->ntext, &first);
+    json_field(&b, "split", o->split_field, &first);
+    json_field(&b, "family", o->family_field, &first);
+    json_field(&b, "date", o->date_field, &first);
+    json_field(&b, "label", o->label_field, &first);
+    json_field(&b, "score", o->score_field, &first);
+    json_field(&b, "format", o->format == LA_FMT_AUTO ? "auto" : la_format_name(o->format), &first);
+    la_buf_puts(&b, ", \"by_partition\": {");
+    for (size_t k = 0; k < c->npart_fields; k++) {
+        const la_cli_part_fields *f = &c->part_fields[k];
+        la_buf_puts(&b, k ? ", " : "");
+        la_buf_json_str(&b, f->part);
+        la_buf_puts(&b, ": {");
+        int pfirst = 1;
+        if (f->id_field) json_field(&b, "id", f->id_field, &pfirst);
+        if (f->ntext) json_texts(&b, f->text_fields, f->ntext, &pfirst);
+        if (f->family_field) json_field(&b, "family", f->family_field, &pfirst);
+        if (f->date_field) json_field(&b, "date", f->date_field, &pfirst);
+        if (f->label_field) json_field(&b, "label", f->label_field, &pfirst);
+        if (f->score_field) json_field(&b, "score", f->score_field, &pfirst);
+        la_buf_putc(&b, '}');
+    }
+    la_buf_puts(&b, "}}");
+    la_buf_putc(&b, '\0');
+    if (b.failed) {
+        la_buf_free(&b);
+        return la_error(LA_ENOMEM, "out of memory");
+    }
+    free(c->fields_json);
+    c->fields_json = b.p;
+    return LA_OK;
+}
+
 la_status la_cli_finish(la_cli *c)
 {
     static const char *const defaults[] = {"train", "demos", "dev", "validation", "test"};
@@ -276,6 +538,16 @@ la_status la_cli_finish(la_cli *c)
     size_t stdin_uses = 0;
     for (size_t k = 0; k < c->ninputs; k++) stdin_uses += !strcmp(c->inputs[k].path, "-");
     if (stdin_uses > 1) return la_error(LA_EINVAL, "standard input ('-') can be read only once");
+    for (size_t k = 0; k < c->npart_fields; k++) {
+        int given = 0;
+        for (size_t i = 0; i < c->ninputs; i++) given |= c->inputs[i].part && !strcmp(c->inputs[i].part, c->part_fields[k].part);
+        if (!given)
+            return la_error(LA_EINVAL, "a field option names the partition '%s', which no --part %s=FILE (or --dev, --test) "
+                                       "gives; write '=FIELD' for a field whose name holds '='",
+                            c->part_fields[k].part, c->part_fields[k].part);
+    }
+    LA_TRY(id_names(c));
+    LA_TRY(fields_json(c));
     const char *paths[LA_CLI_MAX_INPUTS + 32];
     size_t npaths = 0;
     for (size_t k = 0; k < c->ninputs; k++) paths[npaths++] = c->inputs[k].path;
@@ -292,7 +564,28 @@ la_status la_cli_load(la_cli *c, la_table *t, la_loader *L)
             uint32_t idx;
             LA_TRY(la_table_part(t, c->inputs[k].part, &idx));
         }
-    for (size_t k = 0; k < c->ninputs; k++) LA_TRY(la_load_file(L, c->inputs[k].path, c->inputs[k].part));
+    la_load_opts base = L->opts;
+    for (size_t k = 0; k < c->ninputs; k++) {
+        /* the fields given for this input's partition, over those for every partition */
+        const la_cli_part_fields *f = NULL;
+        for (size_t p = 0; c->inputs[k].part && p < c->npart_fields; p++)
+            if (!strcmp(c->part_fields[p].part, c->inputs[k].part)) f = &c->part_fields[p];
+        L->opts = base;
+        if (f) {
+            if (f->id_field) L->opts.id_field = f->id_field;
+            if (f->family_field) L->opts.family_field = f->family_field;
+            if (f->date_field) L->opts.date_field = f->date_field;
+            if (f->label_field) L->opts.label_field = f->label_field;
+            if (f->score_field) L->opts.score_field = f->score_field;
+            if (f->ntext) {
+                memcpy(L->opts.text_fields, f->text_fields, sizeof f->text_fields);
+                L->opts.ntext = f->ntext;
+            }
+        }
+        la_status s = la_load_file_as(L, c->inputs[k].path, c->inputs[k].part, c->inputs[k].id_name);
+        L->opts = base;
+        LA_TRY(s);
+    }
     if (L->nrejects && !c->reject_invalid) {
         size_t shown = 0, total = 0;
         for (size_t r = 0; r < L->nrejects; r++)

@@ -12,7 +12,7 @@
 
 #include <getopt.h>
 
-#define LA_CLI_MAX_INPUTS 256
+#define LA_CLI_MAX_INPUTS 4096
 #define LA_CLI_MAX_PARTS 64
 
 /* Exit codes. */
@@ -21,7 +21,18 @@ enum { LA_EXIT_CLEAN = 0, LA_EXIT_LEAKS = 1, LA_EXIT_USAGE = 2, LA_EXIT_INTERNAL
 typedef struct la_cli_input {
     const char *part;   /* NULL: from the split field */
     const char *path;
+    const char *id_name; /* what generated ids FILE:LINE name the file: its path from the inputs' common
+                            folder (la_cli_finish), or NULL for its base name */
 } la_cli_input;
+
+/* Field options given for one partition (--text-field PART=FIELD and the like); NULL or 0: the
+ * option for every partition holds. */
+typedef struct la_cli_part_fields {
+    const char *part;
+    const char *id_field, *family_field, *date_field, *label_field, *score_field;
+    const char *text_fields[LA_MAX_TEXT_FIELDS];
+    size_t ntext;
+} la_cli_part_fields;
 
 typedef struct la_cli {
     const char *command;
@@ -34,6 +45,11 @@ typedef struct la_cli {
     int parts_given;                   /* --parts was given: no default names */
     char *owned[2 * LA_CLI_MAX_PARTS]; /* --part names and --parts lists, freed with the options */
     size_t nowned;
+    char **paths;                      /* files found in folders and by patterns, and ids' file names */
+    size_t npaths, cappaths;
+    la_cli_part_fields part_fields[LA_CLI_MAX_PARTS];
+    size_t npart_fields;
+    char *fields_json;                 /* the fields in force, for report.json (la_cli_finish) */
     const char *heldout;
     const char *out;
     const char *const *extra_inputs; /* files a command reads besides the inputs (embeddings, keys) */

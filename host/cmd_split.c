@@ -52,11 +52,18 @@ static const char k_help[] =
     "\n"
     "%s"
     "\n"
+    "Balance:\n"
+    "  --min-share X           dev and test each need at least this share of the rows placed (0 to\n"
+    "                          0.5; default 0: any); below it the outputs are still written and the\n"
+    "                          exit code is 1. A set under 5%% (or under X) is always warned about.\n"
+    "\n"
     "Writes to --out: assignments.jsonl, dev.jsonl, test.jsonl, quarantine.jsonl (original rows\n"
     "unchanged), rejects.jsonl, report.json and report.md.\n"
-    "Exit codes: 0 done, 2 bad input or usage, 3 internal error.\n";
+    "Exit codes: 0 done, 1 dev or test got less than --min-share, 2 bad input or usage, 3 internal\n"
+    "error.\n";
 
-enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY, OPT_NEAR, OPT_SEMANTIC };
+enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY, OPT_MIN_SHARE, OPT_NEAR,
+       OPT_SEMANTIC };
 
 static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"three-set", no_argument, 0, OPT_THREE_SET},
@@ -64,6 +71,7 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"demos-per-class", required_argument, 0, OPT_DEMOS},
                                     {"dev-share", required_argument, 0, OPT_DEV_SHARE},
                                     {"fingerprint-key", required_argument, 0, OPT_FP_KEY},
+                                    {"min-share", required_argument, 0, OPT_MIN_SHARE},
                                     LA_NEAR_LONG_OPTIONS(OPT_NEAR),
                                     LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                     {0, 0, 0, 0}};
@@ -74,6 +82,7 @@ typedef struct split_opts {
     int three_set;
     la_threeset_params ts;
     const char *key_file;
+    double min_share;     /* --min-share: dev and test below it fail the split (exit 1) */
 } split_opts;
 
 static la_status split_option(void *ctx, int opt, const char *name, const char *arg, int *handled)
@@ -115,6 +124,11 @@ static la_status split_option(void *ctx, int opt, const char *name, const char *
             return la_error(LA_EINVAL, "--dev-share %s: expected a number from 0.1 to 0.9", arg);
         return LA_OK;
     case OPT_FP_KEY: so->key_file = arg; return LA_OK;
+    case OPT_MIN_SHARE:
+        so->min_share = strtod(arg, &end);
+        if (*end || !*arg || !(so->min_share >= 0 && so->min_share <= 0.5))
+            return la_error(LA_EINVAL, "--min-share %s: expected a number from 0 to 0.5", arg);
+        return LA_OK;
     }
     *handled = 0;
     return LA_OK;
@@ -243,6 +257,30 @@ static void print_summary(const la_cli *c, const split_opts *so, const la_threes
     }
 }
 
+/* Warn (unless quiet) about dev or test holding under 5% of the placed rows, or under
+ * --min-share; returns 1 when one is under --min-share. */
+static int check_shares(const la_cli *c, const split_opts *so, const uint32_t *out, size_t n, uint32_t dev, uint32_t test)
+{
+    size_t rows[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) rows[0] += out[i] == dev, rows[1] += out[i] == test;
+    static const char *const names[2] = {"dev", "test"};
+    double warn_below = so->min_share > 0.05 ? so->min_share : 0.05;
+    int failed = 0;
+    for (int k = 0; k < 2; k++) {
+        double share = n ? (double)rows[k] / (double)n : 0;
+        if (share >= warn_below) continue;
+        int fails = share < so->min_share;
+        failed |= fails;
+        if (c->quiet && !fails) continue;
+        fprintf(stderr, "leakaudit split: %s: %s got %zu of the %zu rows placed (%.1f%%), under %s%.1f%%%s\n",
+                fails ? "error" : "warning", names[k], rows[k], n, 100 * share, fails ? "--min-share " : "",
+                100 * (fails ? so->min_share : warn_below),
+                fails ? "; the outputs are written, the exit code is 1"
+                      : so->three_set ? "" : " (see report.md: which families span the cutoff; --min-share X makes this fail)");
+    }
+    return failed;
+}
+
 int la_cmd_split(int argc, char **argv)
 {
     la_cli c;
@@ -339,8 +377,8 @@ int la_cmd_split(int argc, char **argv)
                 s = la_threeset_fingerprint(t, &ts, k, so.key_file ? key : NULL, fp[k]);
         if (s == LA_OK) s = write_outputs(c.out, &r, &so, &ts, &sp, (const char(*)[65])fp, rep, ex.dup_of, demos, dev, test);
         if (s == LA_OK) {
-            rc = LA_EXIT_CLEAN;
             if (!c.quiet) print_summary(&c, &so, &ts, a.out, n, L.nrejects, dev, test);
+            rc = check_shares(&c, &so, a.out, n, dev, test) ? 1 : LA_EXIT_CLEAN;
         }
     }
     if (s != LA_OK) {

@@ -105,6 +105,39 @@ static json_object *get_path(json_object *o, const char *path)
     return cur;
 }
 
+/* "; the record has keys a, b, c" (of the deepest object the dotted path reaches) into out, or ""
+ * when it has none: what a person picks the right --*-field from. */
+static const char *keys_hint(json_object *rec, const char *path, char out[300])
+{
+    json_object *cur = rec;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    const char *where = "the record";
+    char *save = NULL;
+    /* follow the path as far as it goes through objects */
+    if (strchr(path, '.') && !json_object_object_get_ex(rec, path, NULL))
+        for (char *seg = strtok_r(buf, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
+            json_object *next;
+            if (!json_object_is_type(cur, json_type_object) || !json_object_object_get_ex(cur, seg, &next) ||
+                !json_object_is_type(next, json_type_object))
+                break;
+            cur = next;
+            where = "the object on the way";
+        }
+    out[0] = '\0';
+    if (!json_object_is_type(cur, json_type_object) || json_object_object_length(cur) == 0) return out;
+    size_t w = (size_t)snprintf(out, 300, "; %s has keys ", where), k = 0;
+    json_object_object_foreach(cur, key, val) {
+        (void)val;
+        if (w + strlen(key) + 8 >= 300 || k == 12) {
+            snprintf(out + w, 300 - w, ", ...");
+            break;
+        }
+        w += (size_t)snprintf(out + w, 300 - w, "%s%s", k++ ? ", " : "", key);
+    }
+    return out;
+}
+
 /* A record under validation. */
 typedef struct pending {
     la_loader *L;
@@ -302,7 +335,9 @@ static void read_part(pending *p, json_object *rec, uint32_t *part)
     if (!p->part) {
         json_object *sv = get_path(rec, o->split_field);
         if (!sv) {
-            reason(p, o->split_field, "missing; expected a partition name (or give the file with --part NAME=FILE)");
+            char keys[300];
+            reason(p, o->split_field, "missing; expected a partition name%s (choose with --split-field F, or give the "
+                   "file with --part NAME=FILE)", keys_hint(rec, o->split_field, keys));
         } else if (!json_object_is_type(sv, json_type_string) || json_object_get_string_len(sv) == 0) {
             reason(p, o->split_field, "expected a partition name, got %s", type_name(sv));
         } else {
@@ -334,7 +369,10 @@ static size_t read_texts(pending *p, json_object *rec, const char **texts, size_
     for (size_t k = 0; k < o->ntext; k++) {
         json_object *tv = get_path(rec, o->text_fields[k]);
         if (!tv) {
-            if (o->require_text) reason(p, o->text_fields[k], "missing; expected a string");
+            char keys[300];
+            if (o->require_text)
+                reason(p, o->text_fields[k], "missing; expected a string%s (choose with --text-field F, or for one "
+                       "partition --text-field PART=F)", keys_hint(rec, o->text_fields[k], keys));
         } else if (!json_object_is_type(tv, json_type_string)) {
             reason(p, o->text_fields[k], "expected a string, got %s", type_name(tv));
         } else if (check_utf8(p, o->text_fields[k], json_object_get_string(tv),
@@ -359,15 +397,23 @@ static void read_date(pending *p, json_object *rec, la_row *row)
             const char *ds = json_object_get_string(dv);
             size_t dn = (size_t)json_object_get_string_len(dv);
             char sh[200];
+            int32_t day;
             if (la_date_parse(ds, dn, o->allow_timestamp, &row->date) != LA_OK)
-                reason(p, o->date_field, "expected a date YYYY-MM-DD that exists on the calendar%s, got '%s'",
-                       o->allow_timestamp ? " (or an ISO 8601 timestamp)" : "", shown(ds, dn, sh));
+                reason(p, o->date_field, "expected a date YYYY-MM-DD that exists on the calendar%s, got '%s'%s",
+                       o->allow_timestamp ? " (or an ISO 8601 timestamp)" : "", shown(ds, dn, sh),
+                       !o->allow_timestamp && la_date_parse(ds, dn, 1, &day) == LA_OK
+                           ? ": a timestamp; --date-format iso8601 accepts it and uses its date part"
+                           : "");
         }
     }
 
     if (o->require_date && row->date == LA_NO_DATE && !(dv && json_object_is_type(dv, json_type_string) &&
                                                        json_object_get_string_len(dv) > 0))
-        reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
+    {
+        char keys[300];
+        reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)%s; "
+               "choose with --date-field F", keys_hint(rec, o->date_field, keys));
+    }
 
 }
 
@@ -564,7 +610,9 @@ static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t r
     return LA_OK;
 }
 
-la_status la_load_file(la_loader *L, const char *path, const char *part)
+la_status la_load_file(la_loader *L, const char *path, const char *part) { return la_load_file_as(L, path, part, NULL); }
+
+la_status la_load_file_as(la_loader *L, const char *path, const char *part, const char *id_name)
 {
     la_input in;
     LA_TRY(la_input_read(path, &L->opts.limits, &in));
@@ -598,7 +646,8 @@ la_status la_load_file(la_loader *L, const char *path, const char *part)
     for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", in.blake2b[i]);
 
     const char *base = strrchr(path, '/');
-    pending p = {.L = L, .file = fidx, .path = path, .base = base ? base + 1 : path, .part = part, .ids_generated = 1};
+    pending p = {.L = L, .file = fidx, .path = path, .base = id_name ? id_name : base ? base + 1 : path, .part = part,
+                 .ids_generated = 1};
     if (part) {
         uint32_t ignored;
         LA_TRY(la_table_part(L->table, part, &ignored));

@@ -53,6 +53,9 @@ void la_loader_free(la_loader *L);
  * Bad records become rejects (not an error status); I/O and allocation failures return an error. */
 la_status la_load_file(la_loader *L, const char *path, const char *part);
 
+/* la_load_file, with generated ids FILE:LINE naming the file id_name (NULL: its base name). */
+la_status la_load_file_as(la_loader *L, const char *path, const char *part, const char *id_name);
+
 /* "FILE:LINE: FIELD: what" for reason k of reject r, into a malloc'ed string. */
 char *la_reject_message(const la_loader *L, const la_reject *r, size_t k);
 

@@ -100,6 +100,7 @@ void la_report_init(la_report *r, const char *command, const la_table *t, const 
     r->normalize = la_norm_mode_name(c ? c->norm : LA_NORM_NFKC);
     r->on_invalid = !c || c->reject_invalid ? "reject" : "fail";
     r->date_format = c && c->load.allow_timestamp ? "iso8601" : "canonical";
+    r->fields_json = c ? c->fields_json : NULL;
     if (c) r->gate = c->gate;
     else la_gate_default(&r->gate);
     r->resolve = LA_RESOLVE_QUARANTINE;

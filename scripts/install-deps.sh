@@ -2,6 +2,8 @@
 # Installs the Debian 12 packages that leakaudit's build, tests and demo need.
 # Idempotent: when everything is present it only checks and returns (well under a second).
 # Prints what it installs. Needs root (or sudo) only when something is missing.
+# --tests also installs what only the test suite uses: chromium, for the headless check of
+# report.html (tests/cli/review_page.sh; without it that test is skipped). `make test` passes it.
 set -euo pipefail
 
 PKGS=(
@@ -11,6 +13,9 @@ PKGS=(
   libopenblas-openmp-dev libfaiss-dev
   clang-14 libclang-rt-14-dev zstd
 )
+if [ "${1:-}" = --tests ]; then
+  PKGS+=(chromium)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -30,7 +30,8 @@ if got != want:
     print("got", got, "want", want)
     sys.exit(1)
 d2 = [r for r in rows if r.get("id") == "d2"][0]
-assert d2["reasons"] == ["text: missing; expected a string"], d2
+assert d2["reasons"] == ["text: missing; expected a string; the record has keys id (choose with --text-field F, "
+                         "or for one partition --text-field PART=F)"], d2
 assert d2["split"] == "dev", d2
 PY
 

@@ -1,30 +1,44 @@
 #!/usr/bin/env bash
-# report.html is one self-contained, well-formed page that shows the leaks with both texts escaped;
+# report.html is one self-contained, well-formed page whose data holds both texts of every link, and
+# no text can close its script element or open a comment there;
 # report.junit.xml is valid JUnit with a failing test case exactly for each gated kind that was found.
 source "$(dirname "$0")/lib.bash"
 
 cat >dev.jsonl <<'J'
 {"id":"d1","text":"What is 2 <b>plus</b> 2 & why?","family":"f1"}
 {"id":"d2","text":"Unrelated row about weather."}
+{"id":"d3","text":"Ends early </script><script>alert(1)</script> <!-- and a comment"}
 J
 cat >test.jsonl <<'J'
 {"id":"t1","text":"what is 2 <B>PLUS</B> 2 & why?"}
 {"id":"t2","text":"Shares a family only.","family":"f1"}
+{"id":"t3","text":"ends early </SCRIPT><script>alert(1)</script> <!-- and a comment"}
 J
 
-check "report.html: well formed, nothing fetched, the pair's texts escaped"
+check "report.html: well formed, nothing fetched, the texts in its data and nowhere else"
 la audit --dev dev.jsonl --test test.jsonl --near off --embed none --out out
 expect_rc 1
-python3 - out/report.html <<'PY' || fail "report.html is not as expected"
-import html.parser, sys
+python3 - out/report.html out/pairs.jsonl <<'PY' || fail "report.html is not as expected"
+import html.parser, json, sys
 page = open(sys.argv[1], encoding="utf-8").read()
 assert page.startswith("<!DOCTYPE html>") and "</html>" in page
-assert "<script" not in page and "http://" not in page and "https://" not in page and "src=" not in page
-assert "What is 2 &lt;b&gt;plus&lt;/b&gt; 2 &amp; why?" in page, "seen text escaped"
-assert "<b>plus</b>" not in page
+assert "http://" not in page and "https://" not in page and "src=" not in page and "@import" not in page
+start = page.index('<script type="application/json" id="la-data">') + len('<script type="application/json" id="la-data">')
+end = page.index("</script>", start)
+blob = page[start:end]
+assert "<" not in blob and ">" not in blob and "&" not in blob, "the data holds a byte that HTML reads"
+data = json.loads(blob)
+texts = set(data["rows"]["text"])
+assert "What is 2 <b>plus</b> 2 & why?" in texts and "what is 2 <B>PLUS</B> 2 & why?" in texts, texts
+assert "Ends early </script><script>alert(1)</script> <!-- and a comment" in texts, texts
+assert len(data["links"]["a"]) == sum(1 for _ in open(sys.argv[2])), "every link of pairs.jsonl"
+assert page.count("<script") == 2 and page.count("</script>") == 2, "only the data and the page's own script"
+own = page[page.index("<script>", end) + 8:page.rindex("</script>")].lower()
+assert "<!--" not in own and "<script" not in own and "</script" not in own, "the page's script changes how HTML reads it"
+assert "<b>plus</b>" not in page and "alert(1)" not in page.replace(blob, "")
 assert "Leaks found" in page and "too small to gate a release" in page
 class P(html.parser.HTMLParser):
-    void = {"br", "meta", "line", "rect", "path"}
+    void = {"br", "meta", "line", "rect", "path", "col", "input"}
     def __init__(s):
         super().__init__(); s.stack = []; s.bad = 0
     def handle_starttag(s, t, a):

@@ -17,6 +17,11 @@ check "--help, audit --help and split --help exit 0 and describe usage"
 la --help
 expect_rc 0
 expect_has out.txt "Usage: leakaudit <command>"
+check "the top-level help names every evidence kind audit finds"
+for kind in "family ids" "time cutoff" "exact copies" "near copies" "semantic copies"; do
+    grep -A3 '^  audit ' out.txt | grep -q "$kind" || fail "leakaudit --help: audit's line lacks '$kind'"
+done
+expect_has out.txt "exit 1 when"
 la audit --help
 expect_rc 0
 expect_has out.txt "Usage: leakaudit audit"
@@ -26,6 +31,7 @@ la split --help
 expect_rc 0
 expect_has out.txt "Usage: leakaudit split"
 expect_has out.txt "--cutoff"
+expect_has out.txt "1 dev or test got less than --min-share"
 
 check "unknown option: exit 2 naming it"
 la audit --dev dev.jsonl --test test.jsonl --no-such-option --out o1

@@ -2,8 +2,9 @@
  * fuzz_writers.c - fuzz target for the report writers: the bytes are one JSONL input whose rows
  * (any ids, texts, families, dates, labels, partitions dev or test) go through the exact, family and
  * time evidence and the decisions, then through every writer. Whatever the rows, report.json and
- * every line of the .jsonl outputs are valid JSON (RFC 8259, no key twice), and report.junit.xml
- * holds only characters XML 1.0 allows.
+ * every line of the .jsonl outputs are valid JSON (RFC 8259, no key twice), report.junit.xml
+ * holds only characters XML 1.0 allows, and report.html's data is valid JSON in which no byte can
+ * end its script element or open a comment ('<', '>' and '&' never appear).
  */
 #include "audit.h"
 #include "exact.h"
@@ -64,6 +65,28 @@ static void assert_xml_chars(const la_buf *b)
         LA_FUZZ_CHECK(!(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF && cp <= 0x10FFFF);
         i += len;
     }
+}
+
+/* The first s[0..n) in p[0..len), or NULL. */
+static const char *find(const char *p, size_t len, const char *s, size_t n)
+{
+    for (size_t i = 0; i + n <= len; i++)
+        if (!memcmp(p + i, s, n)) return p + i;
+    return NULL;
+}
+
+/* report.html: when there are links, one data element holds valid JSON with no '<', '>' or '&'. */
+static void assert_page_data(const la_buf *b, size_t npairs)
+{
+    static const char tag[] = "<script type=\"application/json\" id=\"la-data\">";
+    const char *at = find(b->p, b->n, tag, sizeof tag - 1);
+    LA_FUZZ_CHECK((at != NULL) == (npairs > 0));
+    if (!at) return;
+    const char *json = at + sizeof tag - 1;
+    const char *end = find(json, (size_t)(b->p + b->n - json), "</script>", 9);
+    LA_FUZZ_CHECK(end);
+    for (const char *q = json; q < end; q++) LA_FUZZ_CHECK(*q != '<' && *q != '>' && *q != '&');
+    assert_json(json, (size_t)(end - json));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -137,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         b.n = 0;
         ws = la_report_html(&r, &b);
         LA_FUZZ_CHECK(ws == LA_OK);
+        assert_page_data(&b, pairs.n);
         la_buf_free(&b);
     } else {
         LA_FUZZ_CHECK(la_last_error()[0] != '\0');

@@ -210,7 +210,7 @@ static void test_dates(void **state)
                   "available_on: expected a date YYYY-MM-DD that exists on the calendar, got "
                   "'\\xef\\xbc\\x92\\xef\\xbc\\x90\\xef\\xbc\\x92\\xef\\xbc\\x96-07-01'");
     expect_reject(f, 3, p, 5,
-                  "available_on: expected a date YYYY-MM-DD that exists on the calendar, got '2026-07-01T10:00:00Z'");
+                  "available_on: expected a date YYYY-MM-DD that exists on the calendar, got '2026-07-01T10:00:00Z': a timestamp; --date-format iso8601 accepts it and uses its date part");
     expect_reject(f, 4, p, 6, "available_on: expected a date string YYYY-MM-DD, got a number");
     int32_t want;
     assert_int_equal(la_date_parse("2026-07-01", 10, 0, &want), LA_OK);
@@ -245,7 +245,7 @@ static void test_split_requires_date(void **state)
     assert_int_equal(la_table_nrows(f->t), 1);
     assert_null(row(f, "a")->text); /* text is optional for split */
     expect_reject(f, 0, p, 2,
-                  "available_on: missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)");
+                  "available_on: missing; expected a date YYYY-MM-DD (the split rule needs a date on every row); the record has keys id; choose with --date-field F");
 }
 
 /* ---- text and UTF-8 ---- */
@@ -261,7 +261,7 @@ static void test_text_rules(void **state)
                             "{\"id\":\"e\",\"text\":{\"x\":1}}\n");
     load(f, p, "dev");
     assert_int_equal(la_table_nrows(f->t), 1);
-    expect_reject(f, 0, p, 2, "text: missing; expected a string");
+    expect_reject(f, 0, p, 2, "text: missing; expected a string; the record has keys id (choose with --text-field F, or for one partition --text-field PART=F)");
     expect_reject(f, 1, p, 3, "text: expected a string, got a number");
     expect_reject(f, 2, p, 4, "text: expected a string, got an array");
     expect_reject(f, 3, p, 5, "text: expected a string, got an object");
@@ -315,7 +315,7 @@ static void test_split_field_partitions(void **state)
     assert_int_equal(row(f, "a")->part, dev);
     assert_int_equal(row(f, "b")->part, test);
     expect_reject(f, 0, p, 3, "split: unknown partition 'tset' (known: dev, test; declare more with --parts)");
-    expect_reject(f, 1, p, 4, "split: missing; expected a partition name (or give the file with --part NAME=FILE)");
+    expect_reject(f, 1, p, 4, "split: missing; expected a partition name; the record has keys id, text (choose with --split-field F, or give the file with --part NAME=FILE)");
     expect_reject(f, 2, p, 5, "split: expected a partition name, got a number");
     assert_int_equal(f->L.rejects[0].part, LA_NO_PART);
     assert_int_equal(la_table_npart(f->t), 2); /* the unknown name did not become a partition */
@@ -491,7 +491,7 @@ static void test_dotted_path(void **state)
     load(f, p, "dev");
     assert_int_equal(la_table_nrows(f->t), 1);
     assert_string_equal(row(f, "m1")->text, "Hi there");
-    expect_reject(f, 0, p, 2, "messages.0.content: missing; expected a string");
+    expect_reject(f, 0, p, 2, "messages.0.content: missing; expected a string; the record has keys id, messages (choose with --text-field F, or for one partition --text-field PART=F)");
     expect_reject(f, 1, p, 3, "messages.0.content: expected a string, got a number");
 }
 
@@ -507,7 +507,7 @@ static void test_joined_text_fields(void **state)
     load(f, p, "dev");
     assert_int_equal(la_table_nrows(f->t), 1);
     assert_string_equal(row(f, "a")->text, "What is 2+2?\n4");
-    expect_reject(f, 0, p, 2, "answer: missing; expected a string");
+    expect_reject(f, 0, p, 2, "answer: missing; expected a string; the record has keys id, question (choose with --text-field F, or for one partition --text-field PART=F)");
 }
 
 static void test_several_reasons_in_one_row(void **state)
@@ -519,7 +519,7 @@ static void test_several_reasons_in_one_row(void **state)
     const la_reject *r = &f->L.rejects[0];
     assert_int_equal(r->nreasons, 3);
     assert_string_equal(r->reasons[0], "id: empty; expected a non-empty string");
-    assert_string_equal(r->reasons[1], "text: missing; expected a string");
+    assert_string_equal(r->reasons[1], "text: missing; expected a string; the record has keys id, available_on (choose with --text-field F, or for one partition --text-field PART=F)");
     assert_string_equal(r->reasons[2],
                         "available_on: expected a date YYYY-MM-DD that exists on the calendar, got '2026-7-1'");
 }
