@@ -4,18 +4,24 @@
 # Prints what it installs. Needs root (or sudo) only when something is missing.
 # --tests also installs what only the test suite uses: chromium, for the headless check of
 # report.html (tests/cli/review_page.sh; without it that test is skipped). `make test` passes it.
+# --build installs only what building the program needs, without the tests' packages and the
+# model (the container images' build stages use it: docker/Dockerfile).
 set -euo pipefail
 
-PKGS=(
+BUILD_PKGS=(
   build-essential cmake pkg-config
   libsodium-dev libxxhash-dev libutf8proc-dev libjson-c-dev libcsv-dev
-  zlib1g-dev libzstd-dev libcmocka-dev
+  zlib1g-dev libzstd-dev
   libopenblas-openmp-dev libfaiss-dev
-  clang-14 libclang-rt-14-dev zstd
 )
-if [ "${1:-}" = --tests ]; then
-  PKGS+=(chromium)
-fi
+PKGS=("${BUILD_PKGS[@]}" libcmocka-dev clang-14 libclang-rt-14-dev zstd)
+for arg in "$@"; do
+  case "$arg" in
+    --tests) PKGS+=(chromium) ;;
+    --build) PKGS=("${BUILD_PKGS[@]}"); LEAKAUDIT_SKIP_MODEL=1 ;;
+    *) echo "install-deps: unknown option $arg (expected --tests or --build)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${PKGS[@]}"; do
