@@ -74,6 +74,14 @@ void la_report_inputs_json(const la_report *r, la_buf *b)
     la_buf_puts(b, "\n  ],\n");
 }
 
+void la_report_backend_json(const la_report *r, la_buf *b)
+{
+    la_buf_puts(b, ", \"backend\": ");
+    la_buf_json_str(b, r->backend ? r->backend : "cpu");
+    la_buf_puts(b, ", \"backend_note\": ");
+    la_buf_json_str(b, r->backend_note ? r->backend_note : "");
+}
+
 void la_report_timings_json(const la_report *r, la_buf *b)
 {
     la_buf_puts(b, "\"timings\": {");

@@ -92,6 +92,9 @@ la_status la_report_html(const la_report *r, la_buf *out);
 void la_report_rejected_assignments(const la_report *r, int with_split_in, la_buf *out);
 /* Pieces shared with other commands' reports: the "inputs" array line and the "timings" object. */
 void la_report_inputs_json(const la_report *r, la_buf *out);
+/* `, "backend": "cpu", "backend_note": "..."` inside a "parameters" object: where the backend ops
+ * ran, and why auto chose or fell back to the CPU. */
+void la_report_backend_json(const la_report *r, la_buf *b);
 void la_report_timings_json(const la_report *r, la_buf *out);
 
 #endif /* LA_REPORT_H */

@@ -138,6 +138,7 @@ la_status la_split_report_json(const la_report *r, const la_split *sp, la_buf *b
     la_buf_puts(b, ", \"date_format\": ");
     la_buf_json_str(b, r->date_format);
     if (r->fields_json) la_buf_printf(b, ", \"fields\": %s", r->fields_json);
+    la_report_backend_json(r, b);
     la_buf_puts(b, "},\n");
     la_report_inputs_json(r, b);
     la_buf_printf(b, "  \"counts\": {\"rows_read\": %zu, \"rows_placed\": %zu, \"rows_rejected\": %zu, "

@@ -240,6 +240,7 @@ la_status la_threeset_manifest_json(const la_report *r, const la_threeset *ts, c
                      "\"normalize\": ",
                   keyed ? "blake2b-256-keyed" : "blake2b-256");
     la_buf_json_str(b, r->normalize);
+    la_report_backend_json(r, b);
     la_buf_puts(b, "},\n");
     la_report_inputs_json(r, b);
     la_buf_printf(b, "  \"counts\": {\"rows_read\": %zu, \"rows_placed\": %zu, \"rows_rejected\": %zu, \"sets\": {",

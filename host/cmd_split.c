@@ -30,6 +30,8 @@ static const char k_help[] =
     "edits of one source land on one side. The result does not depend on the order of the input.\n"
     "  --near on|off, --near-threshold J, --containment-threshold C, --shingle word|char,\n"
     "  --shingle-size N, --num-perm K, --simhash-k K   as in leakaudit audit\n"
+    "  --backend auto|cpu|gpu  where the signatures, bucket sorts and similarity tiles run, as in\n"
+    "                          leakaudit audit (the groups are the same on every backend)\n"
     "Semantic grouping (off unless asked: reworded copies need model embeddings, and lexical\n"
     "similarity mostly repeats the near copies while chaining templated rows):\n"
     "  --embeddings FILE.npy   one vector per input row, in input order across the files\n"
@@ -63,7 +65,7 @@ static const char k_help[] =
     "error.\n";
 
 enum { OPT_THREE_SET = LA_OPT_COMMAND_BASE, OPT_SEED, OPT_DEMOS, OPT_DEV_SHARE, OPT_FP_KEY, OPT_MIN_SHARE, OPT_NEAR,
-       OPT_SEMANTIC };
+       OPT_SEMANTIC, OPT_BACKEND };
 
 static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"three-set", no_argument, 0, OPT_THREE_SET},
@@ -72,6 +74,7 @@ static struct option k_options[] = {LA_CLI_COMMON_OPTIONS,
                                     {"dev-share", required_argument, 0, OPT_DEV_SHARE},
                                     {"fingerprint-key", required_argument, 0, OPT_FP_KEY},
                                     {"min-share", required_argument, 0, OPT_MIN_SHARE},
+                                    {"backend", required_argument, 0, OPT_BACKEND},
                                     LA_NEAR_LONG_OPTIONS(OPT_NEAR),
                                     LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                     {0, 0, 0, 0}};
@@ -83,6 +86,7 @@ typedef struct split_opts {
     la_threeset_params ts;
     const char *key_file;
     double min_share;     /* --min-share: dev and test below it fail the split (exit 1) */
+    la_backend_req backend;
 } split_opts;
 
 static la_status split_option(void *ctx, int opt, const char *name, const char *arg, int *handled)
@@ -124,6 +128,7 @@ static la_status split_option(void *ctx, int opt, const char *name, const char *
             return la_error(LA_EINVAL, "--dev-share %s: expected a number from 0.1 to 0.9", arg);
         return LA_OK;
     case OPT_FP_KEY: so->key_file = arg; return LA_OK;
+    case OPT_BACKEND: return la_backend_parse(arg, &so->backend);
     case OPT_MIN_SHARE:
         so->min_share = strtod(arg, &end);
         if (*end || !*arg || !(so->min_share >= 0 && so->min_share <= 0.5))
@@ -136,7 +141,7 @@ static la_status split_option(void *ctx, int opt, const char *name, const char *
 
 /* Pairs of rows whose embeddings have cosine >= the threshold: an exact self-join on the tiles. */
 static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
-                                la_pairs *links)
+                                la_exec *x, la_pairs *links)
 {
     float *emb = NULL;
     size_t dim = 0, n = la_table_nrows(t);
@@ -148,7 +153,8 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
     p.topk = 0;
     p.threads = threads;
     la_simtile_hits hits = {0};
-    la_status s = n ? la_cpu_simtile(emb, n, emb, n, dim, 0, &p, &hits, NULL, NULL, NULL) : LA_OK;
+    size_t rescored = 0;
+    la_status s = n ? la_exec_simtile(x, "semantic_tiles", emb, n, emb, n, dim, &p, &hits, NULL, NULL, &rescored) : LA_OK;
     free(emb);
     for (size_t k = 0; s == LA_OK && k < hits.n; k++) {
         if (hits.v[k].q >= hits.v[k].s) continue; /* each pair once, never a row with itself */
@@ -158,6 +164,18 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
     }
     la_simtile_hits_free(&hits);
     return s;
+}
+
+/* What ran the grouping's backend ops ("gpu" when any stage ran on a device) and why the CPU did
+ * when auto chose it or fell back to it (note; "" when nothing to say). */
+static const char *split_backend(const la_backend_choice *bc, const la_exec *x, char *note, size_t cap)
+{
+    const char *ran = "cpu";
+    for (size_t k = 0; k < x->log.n; k++)
+        if (x->log.v[k].device) ran = "gpu";
+    if (x->note[0]) snprintf(note, cap, "auto fell back to the CPU: %.600s", x->note);
+    else snprintf(note, cap, "%s", bc->note);
+    return ran;
 }
 
 /* The fingerprint key: BLAKE2b-256 of the key file's bytes. */
@@ -182,8 +200,8 @@ static la_status read_key(const char *path, unsigned char key[32])
 /* Groups: families joined with exact copies (rows with text), so copies never straddle the split,
  * and with near and (when asked) semantic copies inside the input. rep: per row, its group's
  * representative. */
-static la_status build_groups(const la_cli *c, const split_opts *so, const la_loader *L, la_table *t, la_pairs *links,
-                              la_exact_result *ex, uint32_t *rep)
+static la_status build_groups(const la_cli *c, const split_opts *so, const la_loader *L, la_table *t, la_exec *x,
+                              la_pairs *links, la_exact_result *ex, uint32_t *rep)
 {
     size_t n = la_table_nrows(t);
     LA_TRY(la_normalize_table(t, c->norm, c->threads));
@@ -199,10 +217,15 @@ static la_status build_groups(const la_cli *c, const split_opts *so, const la_lo
         la_near_params np = so->near.p;
         np.within = 1;
         np.threads = c->threads;
+        np.exec = x;
         LA_TRY(la_near_find(t, input_part, &np, links, NULL));
     }
     /* semantic copies inside the input (model embeddings, or --embed lexical) join groups as well */
-    if (so->semantic.enabled) LA_TRY(semantic_links(&so->semantic, L, t, c->threads, links));
+    if (so->semantic.enabled) {
+        la_semantic_opts o = so->semantic;
+        o.use_gpu = x->chosen->device;
+        LA_TRY(semantic_links(&o, L, t, c->threads, x, links));
+    }
     return la_groups_build(t, links, rep);
 }
 
@@ -318,6 +341,14 @@ int la_cmd_split(int argc, char **argv)
         s = la_error(LA_EINVAL, "--cutoff YYYY-MM-DD (chronological rule) or --three-set is required");
     unsigned char key[32];
     if (s == LA_OK && so.key_file) s = read_key(so.key_file, key);
+    /* where the near and semantic grouping's backend ops run, as in audit */
+    la_backend_choice bc;
+    memset(&bc, 0, sizeof bc);
+    if (s == LA_OK) {
+        size_t nb;
+        const la_backend *const *table = la_backends_builtin(&nb);
+        s = la_backend_select(so.backend, table, nb, &bc);
+    }
     if (so.three_set) {
         c.load.require_date = 0;
         c.load.require_label = 1;
@@ -329,6 +360,8 @@ int la_cmd_split(int argc, char **argv)
         return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
 
+    la_exec x;
+    la_exec_init(&x, bc.be, bc.fallback, c.threads);
     double t0 = la_now();
     la_table *t = NULL;
     la_loader L;
@@ -357,7 +390,7 @@ int la_cmd_split(int argc, char **argv)
         rep = la_malloc_n(n, sizeof *rep);
         if (!a.out || !rep) s = la_error(LA_ENOMEM, "out of memory");
     }
-    if (s == LA_OK) s = build_groups(&c, &so, &L, t, &links, &ex, rep);
+    if (s == LA_OK) s = build_groups(&c, &so, &L, t, &x, &links, &ex, rep);
     if (s == LA_OK && !so.three_set) s = la_split_chrono(t, rep, c.cutoff, dev, test, a.out, &sp);
     if (s == LA_OK && so.three_set) {
         s = la_threeset_make(t, rep, ex.dup_of, &so.ts, &ts);
@@ -368,6 +401,9 @@ int la_cmd_split(int argc, char **argv)
         la_report_timing timings[1] = {{"total_s", la_now() - t0}};
         la_report r;
         la_report_init(&r, "split", t, &L, &ex, &c);
+        char note[1200];
+        r.backend = split_backend(&bc, &x, note, sizeof note);
+        r.backend_note = note;
         r.audit = &a;
         r.timings = timings;
         r.ntimings = 1;

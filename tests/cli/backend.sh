@@ -49,4 +49,23 @@ expect_has err.txt "LEAKAUDIT_BACKEND=tpu"
 la audit --dev dev.jsonl --test test.jsonl --backend tpu --out bad2
 expect_rc 2
 
+check "split --backend: auto on the CPU with the reason in report.json, gpu exits 2 writing nothing, cpu the same groups"
+printf '%s\n' '{"id":"a","date":"2020-01-01","text":"the quick brown fox jumps over the lazy dog again and again"}' \
+  '{"id":"b","date":"2021-06-01","text":"the quick brown fox jumps over the lazy dog again and again!"}' \
+  '{"id":"c","date":"2020-03-01","text":"something else entirely, with other words in it"}' >rows.jsonl
+la split --cutoff 2021-01-01 --date-field date rows.jsonl --backend auto --out split_auto
+expect_rc 0
+[ "$(json_get split_auto/report.json 'j["parameters"]["backend"]')" = cpu ] || fail "split report.json backend"
+[ "$(json_get split_auto/report.json 'j["parameters"]["backend_note"].startswith("auto chose the CPU")')" = True ] || fail "split backend_note"
+la split --cutoff 2021-01-01 --date-field date rows.jsonl --backend gpu --out split_gpu
+expect_rc 2
+expect_has err.txt "--backend gpu:"
+[ ! -e split_gpu ] || fail "split --out written"
+la split --cutoff 2021-01-01 --date-field date rows.jsonl --backend cpu --out split_cpu
+expect_rc 0
+cmp split_auto/assignments.jsonl split_cpu/assignments.jsonl || fail "split assignments differ between auto and cpu"
+[ "$(json_get split_cpu/report.json 'j["parameters"]["backend_note"]')" = "" ] || fail "split cpu needs no note"
+# the near copy a/b spans the cutoff: one group, quarantined, on either backend
+grep -q '"a".*quarantine' split_cpu/assignments.jsonl || fail "near copies not grouped"
+
 pass
