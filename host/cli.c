@@ -51,7 +51,7 @@ const char la_cli_common_help[] =
     "  --out DIR               output directory (default leakaudit-report), written atomically\n"
     "  --threads N             worker threads (default 0: the CPUs this process may use, affinity mask\n"
     "                          and cgroup CPU quota counted); output does not depend on it\n"
-    "  --quiet                 print nothing but errors\n"
+    "  --quiet, -q             print nothing but errors (no summary, no progress)\n"
     "Limits (past one the run stops with exit 2 naming it; 0 turns it off; sizes take K, M, G):\n"
     "  --max-row-bytes SIZE    bytes of one record (default 1M; longer rows are rejects)\n"
     "  --max-input-bytes SIZE  bytes of one input after decompression (default 16G)\n"
@@ -358,6 +358,7 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
         c->threads = (int)v;
         return LA_OK;
     }
+    case 'q':
     case LA_OPT_QUIET: c->quiet = 1; return LA_OK;
     case LA_OPT_MAX_ROW_BYTES:
     case LA_OPT_MAX_INPUT_BYTES:
@@ -388,7 +389,7 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
     int opt, longi = 0;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "-", options, &longi)) != -1) {
+    while ((opt = getopt_long(argc, argv, "-q", options, &longi)) != -1) {
         if (opt == LA_OPT_HELP) {
             printf(help, la_cli_common_help);
             return LA_EXIT_CLEAN;
@@ -398,7 +399,7 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
             s = la_error(LA_EINVAL, "unknown option or missing value: %s", argv[optind - 1]);
         else {
             int handled = 0;
-            s = fn(ctx, opt, opt == 1 ? NULL : options[longi].name, optarg, &handled);
+            s = fn(ctx, opt, opt == 1 || opt == 'q' ? NULL : options[longi].name, optarg, &handled);
             if (!handled) s = la_cli_option(c, opt, optarg);
         }
         if (s != LA_OK) {

@@ -36,6 +36,8 @@ static const char k_help[] =
     "                          links (default 100; 0 turns the check off)\n"
     "  --backend auto|cpu|gpu  where similarity work runs (env LEAKAUDIT_BACKEND; default auto: the\n"
     "                          GPU when built with CUDA and a device is present, else the CPU)\n"
+    "  --progress auto|always|never|json  progress on stderr, stage by stage (default auto: on a\n"
+    "                          terminal only; json: one object per line, for batch logs)\n"
     "Near copies (MinHash-LSH, SimHash and containment, verified on shingle sets; kind near):\n"
     "  --near on|off           run the tier (default on)\n"
     "  --near-threshold J      Jaccard of shingle sets for a near copy (default 0.33)\n"

@@ -9,13 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR };
+enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR, OPT_PROGRESS };
 
 const struct option la_audit_options[] = {LA_CLI_COMMON_OPTIONS,
                                           {"resolve", required_argument, 0, OPT_RESOLVE},
                                           {"max-cluster", required_argument, 0, OPT_MAX_CLUSTER},
                                           {"backend", required_argument, 0, OPT_BACKEND},
+                                          {"progress", required_argument, 0, OPT_PROGRESS},
                                           LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                           {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                           {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
@@ -51,6 +53,7 @@ la_status la_audit_job_option(void *job, int opt, const char *name, const char *
     case OPT_NEAR: return la_near_option(&j->near, name, arg);
     case OPT_RESOLVE: return la_resolve_parse_grade(arg, &j->resolve, &j->link_grade);
     case OPT_BACKEND: return la_backend_parse(arg, &j->backend);
+    case OPT_PROGRESS: return la_progress_parse(arg, &j->progress);
     case OPT_MAX_CLUSTER: {
         char *end;
         long v = strtol(arg, &end, 10);
@@ -155,6 +158,22 @@ static void add_timing(la_audit_state *st, const char *name, double *since)
     *since = now;
 }
 
+/* A progress stage over the table's rows (or, with unit "links", the links found so far). */
+static void stage_begin(la_audit_state *st, const char *stage, const char *unit)
+{
+    size_t n = !strcmp(unit, "links") ? st->pairs.n : st->table ? la_table_nrows(st->table) : 0;
+    st->stage_links = st->pairs.n;
+    la_progress_begin(st->progress, stage, n, unit, 0);
+}
+
+/* The stage ends with the links it found as its note. */
+static void stage_end_links(la_audit_state *st)
+{
+    char note[64];
+    snprintf(note, sizeof note, "%zu links", st->pairs.n - st->stage_links);
+    la_progress_end(st->progress, note);
+}
+
 /* Read, validate and normalize; find the held-out partition. */
 static la_status load_stage(const la_audit_job *j, la_audit_state *st)
 {
@@ -178,13 +197,16 @@ static la_status load_stage(const la_audit_job *j, la_audit_state *st)
 static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st, double *since)
 {
     if (j->near.enabled) {
+        stage_begin(st, "near copies", "rows");
         la_near_opts_cli near = j->near;
         near.p.exec = &st->exec;
         LA_TRY(la_tier_near(&near, st->table, st->heldout, j->cli.threads, &st->pairs, &st->near));
         st->sections[st->nsections++] = (la_report_section){"near", st->near.json.p, st->near.md.p, NULL};
         add_timing(st, "near_s", since);
+        stage_end_links(st);
     }
     if (j->semantic.enabled) {
+        stage_begin(st, "semantic copies", "rows");
         la_semantic_opts so = j->semantic;
         so.use_gpu = st->backend.be->device;
         so.exec = &st->exec;
@@ -192,6 +214,7 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
         st->sections[st->nsections++] =
             (la_report_section){"semantic", st->semantic.json.p, st->semantic.md.p, st->semantic.html.p};
         add_timing(st, "semantic_s", since);
+        stage_end_links(st);
     }
     const la_exec *x = &st->exec;
     for (size_t k = 0; k < x->log.n; k++) {
@@ -211,6 +234,7 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
 static la_status decide_stage(const la_audit_job *j, const la_audit_opts *ao, la_audit_state *st, double *since)
 {
     la_pairs_normalize(&st->pairs);
+    stage_begin(st, "grades and decisions", "links");
     la_grade_params gp;
     la_grade_params_default(&gp);
     gp.threads = j->cli.threads;
@@ -263,19 +287,33 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
         fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend.note);
     snprintf(st->backend_note, sizeof st->backend_note, "%s", st->backend.note);
 
+    st->progress = la_progress_new(j->progress, !warn, "leakaudit audit:", stderr);
     double t0 = la_now(), since = t0;
+    double bytes = 0;
+    for (size_t k = 0; k < j->cli.ninputs; k++) {
+        struct stat sb;
+        if (j->cli.inputs[k].path && stat(j->cli.inputs[k].path, &sb) == 0 && S_ISREG(sb.st_mode)) bytes += (double)sb.st_size;
+    }
+    la_progress_begin(st->progress, "read", j->cli.ninputs, "files", bytes);
     LA_TRY(load_stage(j, st));
+    char note[64];
+    snprintf(note, sizeof note, "%zu rows", la_table_nrows(st->table));
+    la_progress_end(st->progress, note);
     add_timing(st, "read_s", &since);
+    stage_begin(st, "normalize", "rows");
     LA_TRY(la_normalize_table(st->table, j->cli.norm, j->cli.threads));
     add_timing(st, "normalize_s", &since);
+    stage_begin(st, "exact, family and time links", "rows");
     la_audit_opts ao = {st->heldout, j->cli.cutoff, j->resolve, j->max_cluster, j->link_grade};
     LA_TRY(la_exact_find(st->table, st->heldout, &st->pairs, &st->exact));
     LA_TRY(la_audit_evidence(st->table, &ao, &st->pairs, &st->audit));
     add_timing(st, "links_s", &since);
+    stage_end_links(st);
     LA_TRY(tier_stage(j, warn, st, &since));
     LA_TRY(decide_stage(j, &ao, st, &since));
     report_stage(j, st);
     add_timing(st, "decide_s", &since);
+    la_progress_end(st->progress, NULL);
     add_timing(st, "total_s", &t0);
     st->report.ntimings = st->ntimings;
     return LA_OK;
@@ -283,6 +321,7 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
 
 void la_audit_state_free(la_audit_state *st)
 {
+    la_progress_free(st->progress);
     la_tier_out_free(&st->semantic);
     la_tier_out_free(&st->near);
     la_audit_free(&st->audit);
@@ -298,6 +337,7 @@ la_status la_audit_write(const la_audit_state *st, const char *dir)
     const la_report *r = &st->report;
     const la_tier_out *near = &st->near, *sem = &st->semantic;
     la_outdir od;
+    la_progress_begin(st->progress, "write", 0, "files", 0);
     LA_TRY(la_outdir_begin(dir, &od));
     la_buf b = {0};
     la_status s = LA_OK;
@@ -320,5 +360,7 @@ la_status la_audit_write(const la_audit_state *st, const char *dir)
     }
 #undef EMIT
     la_buf_free(&b);
-    return la_outdir_finish(&od, s);
+    s = la_outdir_finish(&od, s);
+    la_progress_end(st->progress, s == LA_OK ? dir : NULL);
+    return s;
 }

@@ -14,6 +14,7 @@
 #include "dispatch.h"
 #include "exact.h"
 #include "grade.h"
+#include "progress.h"
 #include "report.h"
 #include "tiers.h"
 
@@ -26,6 +27,7 @@ typedef struct la_audit_job {
     la_backend_req backend;
     la_semantic_opts semantic;
     la_near_opts_cli near;
+    la_progress_mode progress;  /* --progress (the command's; the library passes warn = 0: none) */
 } la_audit_job;
 
 /* The long options of `leakaudit audit` (getopt_long table, ends with a zero entry). */
@@ -61,6 +63,8 @@ typedef struct la_audit_state {
     char stage_names[LA_MAX_STAGES][48];
     size_t ntimings;
     la_report report;             /* filled once the decisions are made */
+    la_progress *progress;        /* NULL when progress is off */
+    size_t stage_links;           /* links when the current progress stage began */
 } la_audit_state;
 
 /* Run the audit the job describes into st (zeroed first; free with la_audit_state_free whatever
