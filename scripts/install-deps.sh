@@ -10,6 +10,7 @@ PKGS=(
   zlib1g-dev libzstd-dev libcmocka-dev
   libopenblas-openmp-dev libfaiss-dev
   clang-14 libclang-rt-14-dev zstd
+  python3-venv
 )
 
 missing=()
