@@ -4,6 +4,7 @@
 #   make test-sanitize  the same suite built with AddressSanitizer and UBSan; any report fails it
 #   make fuzz   every libFuzzer target for 60 s, the library instrumented (same build)
 #   make install  build Release and install it (cmake --install) under PREFIX (default /usr/local)
+#   make test-python  the Python package built from this tree into a venv (pip install .), and its pytest suite
 BUILD ?= build
 SAN_BUILD ?= build-sanitize
 SAN_ENV = ASAN_OPTIONS=halt_on_error=1:exitcode=86:detect_leaks=1:strict_string_checks=1 \
@@ -14,7 +15,7 @@ PREFIX ?= /usr/local
 # CI's targets (test, test-sanitize, fuzz) treat compiler warnings as errors
 WERROR ?= ON
 
-.PHONY: all deps test-deps configure build demo test install san-build test-sanitize fuzz bench clean
+.PHONY: all deps test-deps configure build demo test install test-python san-build test-sanitize fuzz bench clean
 
 all: build
 
@@ -45,6 +46,13 @@ test: test-deps build
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
+# The wheel compiles the library again, without the tests, in PY_BUILD (kept: later runs are incremental).
+PY_BUILD ?= build-python
+test-python: deps
+	@python3 -m venv $(PY_BUILD)/venv
+	@$(PY_BUILD)/venv/bin/pip install -q -C build-dir=$(PY_BUILD)/cmake ".[test]"
+	@$(PY_BUILD)/venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+
 # One clang build for both (CUDA off: the sanitizers do not see into device code): the library,
 # the program and the tests with AddressSanitizer and UBSan (LA_SANITIZE) and libFuzzer's coverage
 # instrumentation (LA_LIBFUZZER).
@@ -67,4 +75,4 @@ fuzz: san-build
 	@bash scripts/fuzz.sh $(SAN_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) out
+	rm -rf $(BUILD) $(SAN_BUILD) $(PY_BUILD) out

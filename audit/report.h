@@ -75,6 +75,10 @@ void la_report_summarize(la_report *r);
 
 la_status la_report_json(const la_report *r, la_buf *out);
 la_status la_report_md(const la_report *r, la_buf *out);
+
+/* The summary `leakaudit audit` prints: rows per partition, links by kind and grade, clusters, the
+ * clean held-out rows with their 95% interval, where the reports are (dir) and the exit code. */
+void la_report_summary(const la_report *r, const la_audit *a, const char *dir, la_buf *b);
 la_status la_report_pairs_jsonl(const la_report *r, la_buf *out);
 la_status la_report_assignments_jsonl(const la_report *r, la_buf *out);
 /* One line per leak cluster: number, size, pairs, the kinds of evidence that joined it, whether it is

@@ -3,6 +3,7 @@
  * la_result): the same options, pipeline and writers as `leakaudit audit` (pipeline.c), with the
  * option values copied and the results owned by the caller.
  */
+#include "arrow.h"
 #include "la_alloc.h"
 #include "leakaudit.h"
 #include "outdir.h"
@@ -18,6 +19,8 @@ struct la_options {
     la_audit_job job;
     char **strings;       /* copies of every value and path: the job points into them */
     size_t nstrings, capstrings;
+    la_arrow_input *arrow; /* inputs in memory, owned: released with the options */
+    size_t narrow, caparrow;
 };
 
 struct la_result {
@@ -43,6 +46,8 @@ void la_options_free(la_options *o)
     la_audit_job_free(&o->job);
     for (size_t k = 0; k < o->nstrings; k++) free(o->strings[k]);
     free(o->strings);
+    for (size_t k = 0; k < o->narrow; k++) la_arrow_release(&o->arrow[k]);
+    free(o->arrow);
     free(o);
 }
 
@@ -58,12 +63,25 @@ static la_status keep(la_options *o, const char *s, const char **out)
     return LA_OK;
 }
 
-la_status la_options_set(la_options *o, const char *name, const char *value)
+/* The entry of la_audit_options named `name`, or NULL. */
+static const struct option *find_option(const char *name)
 {
-    if (!o || !name) return la_error(LA_EINVAL, "la_options_set: no options or no name");
     const struct option *opt = NULL;
     for (const struct option *p = la_audit_options; p->name; p++)
         if (!strcmp(p->name, name)) opt = p;
+    return opt;
+}
+
+int la_option_takes_value(const char *name)
+{
+    const struct option *opt = name ? find_option(name) : NULL;
+    return !opt ? -1 : opt->has_arg != no_argument;
+}
+
+la_status la_options_set(la_options *o, const char *name, const char *value)
+{
+    if (!o || !name) return la_error(LA_EINVAL, "la_options_set: no options or no name");
+    const struct option *opt = find_option(name);
     if (!opt || !strcmp(name, "help")) return la_error(LA_EINVAL, "la_options_set: '%s' is not an option of leakaudit audit", name);
     if (opt->has_arg == required_argument && !value) return la_error(LA_EINVAL, "--%s: a value is required", name);
     if (opt->has_arg == no_argument) value = NULL;
@@ -93,6 +111,25 @@ la_status la_options_add_input(la_options *o, const char *part, const char *path
     return s;
 }
 
+la_status la_options_add_arrow(la_options *o, const char *part, const char *name, struct ArrowSchema *schema,
+                               struct ArrowArray *array)
+{
+    if (!o || !name) return la_error(LA_EINVAL, "la_options_add_arrow: no options or no name");
+    if (!strcmp(name, "-")) return la_error(LA_EINVAL, "la_options_add_arrow: '-' names standard input; give another name");
+    LA_TRY(la_arrow_check(schema, array));
+    if (!la_grow((void **)&o->arrow, &o->caparrow, o->narrow + 1, sizeof *o->arrow, 4))
+        return la_error(LA_ENOMEM, "out of memory");
+    LA_TRY(la_options_add_input(o, part, name));
+    /* the input's path pointer is what tells the loader to read this one from memory */
+    la_arrow_input *in = &o->arrow[o->narrow++];
+    in->path = o->job.cli.inputs[o->job.cli.ninputs - 1].path;
+    in->schema = *schema;
+    in->array = *array;
+    schema->release = NULL;
+    array->release = NULL;
+    return LA_OK;
+}
+
 la_status la_audit_run(const la_options *o, la_result **out)
 {
     *out = NULL;
@@ -106,7 +143,9 @@ la_status la_audit_run(const la_options *o, la_result **out)
         return la_error(LA_ENOMEM, "out of memory starting an audit");
     }
     *w = *o;
-    w->job.cli.nowned = 0; /* the copy owns nothing: o keeps its strings */
+    w->job.cli.nowned = 0; /* the copy owns nothing: o keeps its strings and arrays */
+    w->job.cli.load.arrow = o->arrow;
+    w->job.cli.load.narrow = o->narrow;
     la_status s = la_audit_job_finish(&w->job);
     if (s == LA_OK) s = la_audit_execute(&w->job, !w->job.cli.quiet, &r->st);
     r->job = w;
@@ -179,6 +218,20 @@ void la_result_stats_get(const la_result *r, la_result_stats *out)
     out->ci95 = la_stat_ci95(out->accuracy, out->heldout_clean);
     out->leaks = rep->leaks;
     out->exit_code = rep->exit_code;
+}
+
+size_t la_result_summary(const la_result *r, const char *dir, char *buf, size_t size)
+{
+    la_buf b = {0};
+    la_report_summary(&r->st.report, &r->st.audit, dir ? dir : "", &b);
+    size_t n = b.n;
+    if (size) {
+        size_t k = n < size - 1 ? n : size - 1;
+        if (k) memcpy(buf, b.p, k);
+        buf[k] = '\0';
+    }
+    la_buf_free(&b);
+    return n;
 }
 
 la_status la_result_write(const la_result *r, const char *dir)

@@ -69,53 +69,6 @@ static const char k_help[] =
     "and nearest.jsonl (semantic) and within_pairs.jsonl (--within) when those run.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
-static void print_summary(const la_cli *c, const la_report *r, const la_audit *a)
-{
-    const la_table *t = r->table;
-    size_t n = la_table_nrows(t), quarantined = 0, held = 0, held_kept = 0, scored = 0;
-    double score_sum = 0;
-    const la_row *rows = la_table_rows_const(t);
-    for (size_t i = 0; i < n; i++) {
-        if (a->out[i] == LA_OUT_QUARANTINE) quarantined++;
-        if (rows[i].part == r->heldout) {
-            held++;
-            if (a->out[i] != LA_OUT_QUARANTINE) {
-                held_kept++;
-                if (!isnan(rows[i].score)) scored++, score_sum += rows[i].score;
-            }
-        }
-    }
-    double acc = scored ? score_sum / (double)scored : r->assumed_accuracy;
-    printf("leakaudit %s audit: held out '%s'", la_version(), la_table_part_name(t, r->heldout));
-    for (uint32_t p = 0; p < la_table_npart(t); p++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) k += rows[i].part == p;
-        printf("%s %s %zu", p ? "," : ";", la_table_part_name(t, p), k);
-    }
-    printf(" rows (backend: %s%s%s)\n", r->backend, r->backend_note && r->backend_note[0] ? "; " : "",
-           r->backend_note ? r->backend_note : "");
-    printf("  rows read %zu = placed %zu + rejected %zu\n", n + r->nrejects, n, r->nrejects);
-    printf("  links: %zu pairs (", r->pairs->n);
-    for (int k = 0; k < LA_KIND_COUNT; k++) {
-        size_t m = 0;
-        for (size_t q = 0; q < r->pairs->n; q++) m += (r->pairs->v[q].kinds >> k) & 1;
-        printf("%s%s %zu", k ? ", " : "", la_kind_name(1u << k), m);
-    }
-    size_t g[4] = {0};
-    for (size_t q = 0; q < r->pairs->n; q++) g[r->pairs->v[q].grade & 3]++;
-    printf(") in %zu clusters; %zu rows on the wrong side of the cutoff\n", a->nclusters, a->ntime);
-    printf("  grades: %zu copy, %zu near, %zu related (related links are listed, not gated); %zu of %zu held-out rows "
-           "compared\n",
-           g[LA_GRADE_COPY], g[LA_GRADE_NEAR], g[LA_GRADE_RELATED], r->heldout_compared, held);
-    printf("  within partitions: %zu duplicate rows, %zu label conflicts\n", r->ndup, r->nconflicts);
-    double hw = la_stat_ci95(acc, held_kept);
-    printf("  quarantined %zu rows; clean %s: %zu of %zu rows, 95%% interval ±%.1f points at %.1f%% accuracy (%s)%s\n",
-           quarantined, la_table_part_name(t, r->heldout), held_kept, held, held_kept ? 100 * hw : 100.0, 100 * acc,
-           scored ? "observed" : "assumed", held_kept == 0 || hw > 0.05 ? " (too wide to gate a release)" : "");
-    printf("  reports: %s/report.html for review, report.md (also report.json, pairs.jsonl, assignments.jsonl, manifests)\n", c->out);
-    printf("  exit %d: %s\n", r->exit_code, r->leaks ? "leaks found" : "no leaks");
-}
-
 int la_cmd_audit(int argc, char **argv)
 {
     la_audit_job job;
@@ -135,7 +88,12 @@ int la_cmd_audit(int argc, char **argv)
     s = la_audit_execute(&job, !job.cli.quiet, &st);
     if (s == LA_OK) s = la_audit_write(&st, job.cli.out);
     if (s == LA_OK) {
-        if (!job.cli.quiet) print_summary(&job.cli, &st.report, &st.audit);
+        if (!job.cli.quiet) {
+            la_buf b = {0};
+            la_report_summary(&st.report, &st.audit, job.cli.out, &b);
+            fwrite(b.p, 1, b.n, stdout);
+            la_buf_free(&b);
+        }
         rc = st.report.exit_code;
     } else {
         fprintf(stderr, "leakaudit audit: %s\n", la_last_error()[0] ? la_last_error() : la_strerror(s));

@@ -2,6 +2,7 @@
 #include "load.h"
 #include "la_alloc.h"
 
+#include "arrow.h"
 #include "input.h"
 #include "json_strict.h"
 #include "semantic.h"
@@ -610,55 +611,91 @@ static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t r
     return LA_OK;
 }
 
+/* Register an input with the table and the loader's file list; *fi is its zeroed info with the
+ * path copied. */
+static la_status add_file(la_loader *L, const char *path, uint32_t *fidx, la_file_info **fi)
+{
+    LA_TRY(la_table_add_file(L->table, path, fidx));
+    if (!la_grow((void **)&L->files, &L->capfiles, L->nfiles + 1, sizeof *L->files, 8))
+        return la_error(LA_ENOMEM, "out of memory");
+    *fi = &L->files[L->nfiles];
+    memset(*fi, 0, sizeof **fi);
+    (*fi)->path = strdup(path);
+    if (!(*fi)->path) return la_error(LA_ENOMEM, "out of memory");
+    L->nfiles++;
+    return LA_OK;
+}
+
+/* The validation state for one input, its partition registered; generated ids name it id_name
+ * (NULL: its base name). */
+static la_status begin(la_loader *L, const char *path, const char *part, const char *id_name, uint32_t fidx, pending *p)
+{
+    const char *base = strrchr(path, '/');
+    *p = (pending){.L = L, .file = fidx, .path = path, .base = id_name ? id_name : base ? base + 1 : path, .part = part,
+                   .ids_generated = 1};
+    uint32_t ignored;
+    return part ? la_table_part(L->table, part, &ignored) : LA_OK;
+}
+
+static void end(pending *p)
+{
+    for (size_t k = 0; k < p->nreasons; k++) free(p->reasons[k]);
+    free(p->reasons);
+}
+
+/* An input in memory (arrow.h): its rows probed for ids, then validated, as a file's records. */
+static la_status load_arrow(la_loader *L, const la_arrow_input *in, const char *part)
+{
+    uint32_t fidx;
+    la_file_info *fi;
+    LA_TRY(add_file(L, in->path, &fidx, &fi));
+    fi->format = "arrow";
+    fi->compression = "none";
+    pending p;
+    LA_TRY(begin(L, in->path, part, NULL, fidx, &p));
+    la_arrow_reader probe, rows;
+    la_arrow_reader_init(&probe, in);
+    la_status st = la_records_each_source(la_arrow_each, &probe, in->path, &L->opts.limits, probe_id, &p, &p.have_id);
+    if (st == LA_OK) {
+        fi->ids_generated = p.ids_generated;
+        la_arrow_reader_init(&rows, in);
+        st = la_records_each_source(la_arrow_each, &rows, in->path, &L->opts.limits, on_record, &p, NULL);
+        fi->bytes = rows.bytes;
+        la_arrow_reader_digest(&rows, fi->blake2b_hex);
+    }
+    end(&p);
+    return st;
+}
+
 la_status la_load_file(la_loader *L, const char *path, const char *part) { return la_load_file_as(L, path, part, NULL); }
 
 la_status la_load_file_as(la_loader *L, const char *path, const char *part, const char *id_name)
 {
+    for (size_t k = 0; k < L->opts.narrow; k++)
+        if (L->opts.arrow[k].path == path) return load_arrow(L, &L->opts.arrow[k], part);
     la_input in;
     LA_TRY(la_input_read(path, &L->opts.limits, &in));
     uint32_t fidx;
-    la_status st = la_table_add_file(L->table, path, &fidx);
-    if (st == LA_OK && L->nfiles == L->capfiles) {
-        size_t cap = L->capfiles ? L->capfiles * 2 : 8;
-        la_file_info *v = realloc(L->files, cap * sizeof *v);
-        if (!v) st = la_error(LA_ENOMEM, "out of memory");
-        else {
-            L->files = v;
-            L->capfiles = cap;
-        }
-    }
+    la_file_info *fi;
+    la_status st = add_file(L, path, &fidx, &fi);
     if (st != LA_OK) {
         la_input_free(&in);
         return st;
     }
-    la_file_info *fi = &L->files[L->nfiles];
-    memset(fi, 0, sizeof *fi);
-    fi->path = strdup(path);
-    if (!fi->path) {
-        la_input_free(&in);
-        return la_error(LA_ENOMEM, "out of memory");
-    }
-    L->nfiles++;
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &in) : L->opts.format;
     fi->format = la_format_name(fmt);
     fi->compression = in.compression;
     fi->bytes = in.stored_len;
     for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", in.blake2b[i]);
 
-    const char *base = strrchr(path, '/');
-    pending p = {.L = L, .file = fidx, .path = path, .base = id_name ? id_name : base ? base + 1 : path, .part = part,
-                 .ids_generated = 1};
-    if (part) {
-        uint32_t ignored;
-        LA_TRY(la_table_part(L->table, part, &ignored));
-    }
-    st = la_records_each_until(&in, path, fmt, &L->opts.limits, probe_id, &p, &p.have_id);
+    pending p;
+    st = begin(L, path, part, id_name, fidx, &p);
+    if (st == LA_OK) st = la_records_each_until(&in, path, fmt, &L->opts.limits, probe_id, &p, &p.have_id);
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated;
         st = la_records_each(&in, path, fmt, &L->opts.limits, on_record, &p);
     }
-    for (size_t k = 0; k < p.nreasons; k++) free(p.reasons[k]);
-    free(p.reasons);
+    end(&p);
     la_input_free(&in);
     return st;
 }

@@ -30,6 +30,8 @@ typedef struct la_load_opts {
     la_limits limits;                           /* what one input may cost (input.h) */
     const char *const *known_parts;             /* allowed values of the split field */
     size_t nknown;
+    const struct la_arrow_input *arrow;         /* inputs in memory (arrow.h): a path that is one of */
+    size_t narrow;                              /* their path pointers is read from memory */
 } la_load_opts;
 
 void la_load_opts_default(la_load_opts *o);
@@ -50,7 +52,9 @@ void la_loader_init(la_loader *L, la_table *t, const la_load_opts *o);
 void la_loader_free(la_loader *L);
 
 /* Load one file. part: the partition for every row, or NULL to take it from the split field.
- * Bad records become rejects (not an error status); I/O and allocation failures return an error. */
+ * Bad records become rejects (not an error status); I/O and allocation failures return an error.
+ * A path that is the very pointer of one of opts.arrow's inputs reads that input's rows instead,
+ * each row's 1-based number standing for its line. */
 la_status la_load_file(la_loader *L, const char *path, const char *part);
 
 /* la_load_file, with generated ids FILE:LINE naming the file id_name (NULL: its base name). */

@@ -411,3 +411,28 @@ la_status la_records_each(const la_input *in, const char *path, la_format fmt, c
 {
     return la_records_each_until(in, path, fmt, lim, fn, ctx, NULL);
 }
+
+/* A parsed record from a source on its way to the limits: over --max-row-bytes it is a reject as
+ * a line of that length would be. */
+typedef struct sourced {
+    const la_limits *lim;
+    la_record_fn fn;
+    void *ctx;
+} sourced;
+
+static la_status source_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                               const char *parse_error)
+{
+    sourced *q = ctx;
+    if (rec && over_row_limit(q->lim, rawlen)) return too_long(q->lim, q->fn, q->ctx, raw, rawlen, line);
+    return q->fn(q->ctx, rec, raw, rawlen, line, parse_error);
+}
+
+la_status la_records_each_source(la_record_source src, void *src_ctx, const char *path, const la_limits *lim,
+                                 la_record_fn fn, void *ctx, const int *stop)
+{
+    counted k = {fn, ctx, lim, path, 0, stop, 0};
+    sourced q = {lim, count_record, &k};
+    la_status s = src(src_ctx, source_record, &q);
+    return k.stopped ? LA_OK : s;
+}

@@ -37,4 +37,16 @@ la_status la_records_each(const la_input *in, const char *path, la_format fmt, c
 la_status la_records_each_until(const la_input *in, const char *path, la_format fmt, const la_limits *lim,
                                 la_record_fn fn, void *ctx, const int *stop);
 
+/* A producer of records that are parsed already (rows in memory, host/arrow.h): calls fn once per
+ * record, in order, with its line (its 1-based row), and returns at the first status that is not
+ * LA_OK. */
+typedef la_status (*la_record_source)(void *src, la_record_fn fn, void *ctx);
+
+/* Every record of a source to fn under the limits of la_records_each_until: a record whose raw
+ * line is longer than max_row_bytes reaches fn as a parse error (rec NULL, its first 256 bytes in
+ * raw), more than max_rows records end the iteration with LA_EINPUT "PATH:LINE: ...", and the
+ * first call of fn that leaves *stop nonzero (stop may be NULL) ends it early with LA_OK. */
+la_status la_records_each_source(la_record_source src, void *src_ctx, const char *path, const la_limits *lim,
+                                 la_record_fn fn, void *ctx, const int *stop);
+
 #endif /* LA_RECORDS_H */

@@ -291,9 +291,67 @@ LA_API void la_options_free(la_options *o);
  * value. "out" is accepted and ignored (la_result_write takes the folder). */
 LA_API la_status la_options_set(la_options *o, const char *name, const char *value);
 
+/* Whether the `leakaudit audit` option `name` takes a value: 1 (e.g. "text-field"), 0 for a flag
+ * ("quiet", "within"), -1 when it is not an option of leakaudit audit. For programs that pass a
+ * command line through to la_options_set. */
+LA_API int la_option_takes_value(const char *name);
+
 /* One input file (copied): its rows belong to partition `part` ("dev", "test", any name), or,
  * with part NULL, to the partition their split field names. "-" reads standard input. */
 LA_API la_status la_options_add_input(la_options *o, const char *part, const char *path);
+
+/* Rows in memory, as the Arrow C Data Interface hands them over (a pyarrow RecordBatch's
+ * _export_to_c, nanoarrow, DuckDB, Polars...). The two structs are the interface's own, ABI-stable
+ * definitions (arrow.apache.org/docs/format/CDataInterface.html), under its usual guard. */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+#endif /* ARROW_C_DATA_INTERFACE */
+
+/* One input held in memory: `array` is a struct array (a record batch: one child per column, named
+ * by `schema`). Its rows belong to partition `part` ("dev", "test", any name), or, with part NULL,
+ * to the partition their split field names; they are read when la_audit_run runs, under the field
+ * options in force then, exactly as the rows of a JSONL file would be: each row is the JSON object
+ * of its columns (strings, integers, numbers, booleans, null; lists as arrays and structs as
+ * objects, so dotted fields reach into them; date32 as "YYYY-MM-DD"; a NaN or infinite number is
+ * null), validated by the same rules, and written to the manifests as that JSON line. Column types
+ * it reads: null, boolean, int8..int64, uint8..uint64, float32, float64, utf8, large utf8, date32,
+ * list, large list, fixed-size list and struct; anything else (dictionary, binary, timestamps,
+ * string views...) is LA_EINVAL naming the column: convert it first.
+ *
+ * `name` (copied) stands for the file name: in messages ("NAME:ROW: FIELD: ...", ROW counting the
+ * rows from 1), in the ids of a table without an id column (BASENAME:ROW, as for a file), and in
+ * the report's inputs, whose fingerprint is the BLAKE2b-256 of the rows as JSON lines.
+ *
+ * Ownership: on LA_OK the options take both structs over (the Arrow "move": the caller's copies
+ * are marked released) and release them in la_options_free; on failure the caller keeps them. */
+LA_API la_status la_options_add_arrow(la_options *o, const char *part, const char *name,
+                                      struct ArrowSchema *schema, struct ArrowArray *array);
 
 /* Everything one audit decided; owned by the caller (la_result_free). */
 typedef struct la_result la_result;
@@ -348,6 +406,13 @@ typedef struct la_result_stats {
 } la_result_stats;
 
 LA_API void la_result_stats_get(const la_result *r, la_result_stats *out /* OUT */);
+
+/* The summary `leakaudit audit` prints when it is done (rows per partition, links by kind and
+ * grade, clusters, the clean held-out rows and their interval, the exit code; `dir` is named as
+ * where the reports are), as snprintf would write it into buf (size bytes, NUL-terminated; buf
+ * may be NULL when size is 0). Returns its length without the NUL: call again with more room when
+ * that is size or more. */
+LA_API size_t la_result_summary(const la_result *r, const char *dir, char *buf, size_t size);
 
 /* Write the reports `leakaudit audit --out dir` writes (report.json, pairs.jsonl,
  * assignments.jsonl, the manifests, ...), atomically: dir is replaced only when it is absent,

@@ -14,7 +14,7 @@ BUILD_PKGS=(
   zlib1g-dev libzstd-dev
   libopenblas-openmp-dev libfaiss-dev
 )
-PKGS=("${BUILD_PKGS[@]}" libcmocka-dev clang-14 libclang-rt-14-dev zstd)
+PKGS=("${BUILD_PKGS[@]}" libcmocka-dev clang-14 libclang-rt-14-dev zstd python3-venv)
 for arg in "$@"; do
   case "$arg" in
     --tests) PKGS+=(chromium) ;;

@@ -16,9 +16,10 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "api_fixture.h"
 #include "leakaudit.h"
 
-static char g_dir[64], g_dev[96], g_test[96];
+static char g_dev[96], g_test[96];
 
 static void write_file(const char *path, const char *text)
 {
@@ -31,8 +32,7 @@ static void write_file(const char *path, const char *text)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/la-test-api-XXXXXX");
-    if (!mkdtemp(g_dir)) return -1;
+    if (scratch_make("api")) return -1;
     snprintf(g_dev, sizeof g_dev, "%s/dev.jsonl", g_dir);
     snprintf(g_test, sizeof g_test, "%s/test.jsonl", g_dir);
     write_file(g_dev, "{\"id\":\"d1\",\"text\":\"How many legs does a spider have?\"}\n"
@@ -44,22 +44,11 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static la_options *options(void)
 {
-    la_options *o = NULL;
-    assert_int_equal(la_options_new(&o), LA_OK);
+    la_options *o = quick_options();
     assert_int_equal(la_options_add_input(o, "dev", g_dev), LA_OK);
     assert_int_equal(la_options_add_input(o, "test", g_test), LA_OK);
-    assert_int_equal(la_options_set(o, "embed", "lexical"), LA_OK);
-    assert_int_equal(la_options_set(o, "threads", "1"), LA_OK);
     return o;
 }
 
@@ -74,6 +63,10 @@ static void test_options_refused(void **state)
     assert_non_null(strstr(la_last_error(), "--fail-on 'exactly': unknown kind"));
     assert_int_equal(la_options_set(o, "cutoff", NULL), LA_EINVAL);
     assert_int_equal(la_options_set(o, "within", NULL), LA_OK);
+    assert_int_equal(la_option_takes_value("text-field"), 1);
+    assert_int_equal(la_option_takes_value("within"), 0);
+    assert_int_equal(la_option_takes_value("quiet"), 0);
+    assert_int_equal(la_option_takes_value("no-such-option"), -1);
     la_result *r = (la_result *)&o; /* must be reset to NULL on failure */
     assert_int_equal(la_audit_run(o, &r), LA_EINVAL); /* no inputs */
     assert_null(r);
@@ -139,6 +132,16 @@ static void test_run_and_write(void **state)
     assert_int_equal(access(path, R_OK), 0);
     snprintf(path, sizeof path, "%s/assignments.jsonl", out);
     assert_int_equal(access(path, R_OK), 0);
+    /* the command's summary, cut to the room given and whole with enough */
+    char small[8], text[2048];
+    size_t need = la_result_summary(r, out, small, sizeof small);
+    assert_true(need >= sizeof small && need < sizeof text);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    assert_int_equal(la_result_summary(r, out, text, sizeof text), need);
+    assert_non_null(strstr(text, "links: 1 pairs (family 0, time 0, exact 1,"));
+    assert_non_null(strstr(text, ") in 1 clusters;"));
+    assert_non_null(strstr(text, "exit 1: leaks found"));
+    assert_memory_equal(small, text, sizeof small - 1);
     /* a folder that holds an input is never replaced */
     assert_int_equal(la_result_write(r, g_dir), LA_EINVAL);
     la_result_free(r);
@@ -195,5 +198,5 @@ int main(void)
         cmocka_unit_test(test_gpu_without_device),
         cmocka_unit_test(test_two_threads),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, scratch_teardown);
 }
