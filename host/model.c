@@ -414,7 +414,7 @@ static la_status e5_tokenizer(la_model *m, const char *path)
     if (off) off[nn] = (uint32_t)nrep;
     /* special pieces are never matched in text: <s> <pad> </s> <unk> and the last one (<mask>) */
     int32_t skip[5] = {h->bos, h->pad, h->eos, h->unk, (int32_t)h->pieces - 1};
-    la_unigram_pieces p = {h->pieces, e5_piece, e, h->unk, skip, 5, cp, off, rep, nn, nrep};
+    la_unigram_pieces p = {h->pieces, e5_piece, e, h->unk, skip, 5, cp, off, rep, nn, nrep, 1};
     if (s == LA_OK) s = la_unigram_new_pieces(&p, &m->uni);
     free(cp);
     free(off);

@@ -116,6 +116,8 @@ la_status la_unigram_new_pieces(const la_unigram_pieces *p, la_unigram **out)
     u->unk = p->unk;
     u->unk_score = min_score - UNI_UNK_PENALTY;
     if (s == LA_OK && (p->unk < 0 || (size_t)p->unk >= p->n)) s = la_error(LA_EINVAL, "unigram: unk id out of range");
+    /* composed first (a base letter and its combining marks are one character of the map) */
+    if (s == LA_OK && p->compose) u->norm[u->nnorm++].kind = N_NFKC;
     if (s == LA_OK && p->nmap) {
         norm_step *st = &u->norm[u->nnorm++];
         st->kind = N_CPMAP;
@@ -474,7 +476,8 @@ la_status la_unigram_encode(const la_unigram *u, const char *text, size_t n, int
         } else {
             j = len;
         }
-        if (u->metaspace && (u->prepend == 1 || (u->prepend == 2 && first)) &&
+        /* no replacement in front of a word that begins with one (or with a space, which becomes one) */
+        if (u->metaspace && (u->prepend == 1 || (u->prepend == 2 && first)) && !(j > i && s[i] == ' ') &&
             !(j - i >= rl && !memcmp(s + i, u->replacement, rl))) {
             memcpy(word, u->replacement, rl);
             wl = rl;

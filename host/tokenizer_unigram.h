@@ -37,6 +37,7 @@ typedef struct la_unigram_pieces {
     size_t nskip;
     const uint32_t *map_cp, *map_off, *map_rep;
     size_t nmap, nrep;
+    int compose; /* NFKC before the map */
 } la_unigram_pieces;
 la_status la_unigram_new_pieces(const la_unigram_pieces *p, la_unigram **out /* OUT */);
 
