@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,35 @@ la_status la_model_resolve(const char *name, char *dir, size_t cap)
                         "or give --model DIR with a sentence-transformers folder)", name, la_model_root(),
                         !strcmp(name, LA_MODEL_MULTILINGUAL) ? LA_MODEL_MULTILINGUAL : LA_MODEL_DEFAULT);
     return LA_OK;
+}
+
+/* Calibrated similarity thresholds of the models scripts/install-deps.sh installs, by folder name:
+ * a model's cosines sit in a range of their own (multilingual-e5's unrelated texts score 0.7 to
+ * 0.85), so one threshold cannot serve every model. */
+static const struct {
+    const char *name;
+    double threshold;
+    const char *source;
+} calibrated[] = {
+    {LA_MODEL_MULTILINGUAL, LA_MODEL_MULTILINGUAL_THRESHOLD,
+     "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_THRESHOLD) ", calibrated on Debian message "
+     "catalogue translations, STS-B and GSM8K rephrases: docs/semantic.md; translations reach recall 0.22 at it)"},
+};
+
+double la_model_threshold(const char *name_or_dir, const char **source)
+{
+    size_t n = strlen(name_or_dir);
+    while (n > 1 && name_or_dir[n - 1] == '/') n--;
+    const char *b = name_or_dir + n;
+    while (b > name_or_dir && b[-1] != '/') b--;
+    size_t len = (size_t)(name_or_dir + n - b);
+    for (size_t i = 0; i < sizeof calibrated / sizeof *calibrated; i++)
+        if (strlen(calibrated[i].name) == len && !strncmp(b, calibrated[i].name, len)) {
+            *source = calibrated[i].source;
+            return calibrated[i].threshold;
+        }
+    *source = NULL;
+    return NAN;
 }
 
 int la_model_default_installed(char *dir, size_t cap)

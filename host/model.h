@@ -26,6 +26,9 @@
 #define LA_MODEL_DEFAULT "all-MiniLM-L6-v2"
 /* The multilingual model scripts/install-deps.sh also installs (not the default): `--model` it. */
 #define LA_MODEL_MULTILINGUAL "multilingual-e5-small"
+#define LA_MODEL_MULTILINGUAL_THRESHOLD 0.92
+#define LA_STR_(x) #x
+#define LA_STR(x) LA_STR_(x)
 
 typedef struct la_model la_model;
 
@@ -35,6 +38,10 @@ const char *la_model_root(void);
 /* Resolve a model name or folder into the folder's path (into dir, cap bytes). LA_EINPUT when
  * there is no such model, with a message naming where it looked and how to install. */
 la_status la_model_resolve(const char *name_or_dir, char *dir /* OUT */, size_t cap);
+
+/* The calibrated default threshold of a model (by its folder name, a path's last part) and where
+ * it comes from (static string), or NAN and *source NULL when it has none of its own. */
+double la_model_threshold(const char *name_or_dir, const char **source /* OUT */);
 
 /* 1 when dir holds a model: a sentence-transformers folder (config.json) or an E5S1 file. */
 int la_model_is_dir(const char *dir);

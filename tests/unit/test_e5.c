@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "e5s1.h"
@@ -39,6 +40,12 @@ static void test_prompt_and_window(void **state)
     /* 512 positions less <s>, </s> and the prompt's tokens */
     assert_true(la_model_window(g_model) >= 500 && la_model_window(g_model) < 510);
     assert_true(strncmp(la_model_weights_hash(g_model), "blake2b-256:", 12) == 0);
+    /* its own calibrated threshold, found by name or by folder; MiniLM keeps the general default */
+    const char *src;
+    assert_true(la_model_threshold(g_dir, &src) == LA_MODEL_MULTILINGUAL_THRESHOLD);
+    assert_non_null(strstr(src, "multilingual-e5-small"));
+    assert_true(la_model_threshold(LA_MODEL_MULTILINGUAL "/", &src) == LA_MODEL_MULTILINGUAL_THRESHOLD);
+    assert_true(isnan(la_model_threshold(LA_MODEL_DEFAULT, &src)) && !src);
 }
 
 /* A copy of the installed file with `keep` bytes, then `patch` written at `at` (if given). */
