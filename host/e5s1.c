@@ -182,9 +182,10 @@ static la_status parse(la_e5s1 *e)
     uint32_t nn = rd32(&c, "normalization entries"), nb = rd32(&c, "normalization bytes");
     e->norm = take(&c, nb, "normalization bytes");
     if (c.bad) goto trunc;
+    if (nn > nb / 5) return bad(e, "field 'normalization entries': more than their bytes can hold");
     e->nnorm = nn;
     e->norm_at = la_malloc_n(nn, sizeof *e->norm_at);
-    if (!e->norm_at) return la_error(LA_ENOMEM, "out of memory");
+    if (!e->norm_at) return la_error(LA_ENOMEM, "%s: out of memory", e->path);
     size_t at = 0;
     for (uint32_t i = 0; i < nn; i++) {
         if (nb - at < 5 || (nb - at - 5) / 4 < e->norm[at + 4])
@@ -195,8 +196,9 @@ static la_status parse(la_e5s1 *e)
     if (at != nb) return bad(e, "normalization entries do not fill their bytes");
     uint32_t nt = rd32(&c, "tensors");
     if (c.bad) goto trunc;
+    if (nt > (e->size - c.at) / 23) return bad(e, "field 'tensors': more entries than the rest of the file can hold");
     e->t = la_calloc_n(nt, sizeof *e->t);
-    if (!e->t) return la_error(LA_ENOMEM, "out of memory");
+    if (!e->t) return la_error(LA_ENOMEM, "%s: out of memory", e->path);
     for (uint32_t i = 0; i < nt; i++) {
         const unsigned char *lp = take(&c, 2, "tensor name length");
         uint16_t nl = 0;
