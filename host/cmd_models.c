@@ -34,9 +34,8 @@ int la_cmd_models(int argc, char **argv)
     struct dirent *e;
     while (d && (e = readdir(d)) && n < 256) {
         char probe[PATH_MAX + 300];
-        struct stat sb;
-        snprintf(probe, sizeof probe, "%s/%s/config.json", root, e->d_name);
-        if (e->d_name[0] != '.' && stat(probe, &sb) == 0 && (names[n] = strdup(e->d_name))) n++;
+        snprintf(probe, sizeof probe, "%s/%s", root, e->d_name);
+        if (e->d_name[0] != '.' && la_model_is_dir(probe) && (names[n] = strdup(e->d_name))) n++;
     }
     if (d) closedir(d);
     if (!n) {
@@ -55,9 +54,11 @@ int la_cmd_models(int argc, char **argv)
             printf("  %s  BROKEN: %s\n", names[i], la_last_error());
             rc = 2;
         } else {
-            printf("  %s%s  %zu dimensions, window %zu tokens, %.1f MB, %s\n", names[i],
+            printf("  %s%s  %zu dimensions, window %zu tokens, %.1f MB, %s%s%s%s\n", names[i],
                    !strcmp(names[i], LA_MODEL_DEFAULT) ? " (default)" : "", la_model_dim(m), la_model_window(m) + 2,
-                   (double)la_model_weights_bytes(m) / 1e6, la_model_weights_hash(m));
+                   (double)la_model_weights_bytes(m) / 1e6, la_model_weights_hash(m),
+                   *la_model_prompt(m) ? ", texts embedded as \"" : "", la_model_prompt(m),
+                   *la_model_prompt(m) ? "\" + text" : "");
             la_model_free(m);
         }
         free(names[i]);

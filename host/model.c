@@ -6,13 +6,17 @@
 #include "model.h"
 #include "la_cpus.h"
 
+#include "e5s1.h"
 #include "encoder_cuda.h"
+#include "la_alloc.h"
 #include "safetensors.h"
+#include "tokenizer_unigram.h"
 #include "tokenizer_wordpiece.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,14 +46,28 @@ struct la_model {
     float **owned;
     size_t nowned;
     la_wordpiece *wp;
+    la_unigram *uni;    /* the tokenizer instead of wp (an E5S1 model file) */
     la_safetensors *st; /* kept mapped: F32 weights are used in place */
+    la_e5s1 *e5;        /* kept mapped: its word embeddings are dequantized row by row when first used */
+    float *tok_rows;    /* [vocab, H] for e5: rows filled on first use (untouched pages cost nothing) */
+    unsigned char *row_ready;
     int32_t cls, sep;
+    int32_t prefix[16]; /* token ids every sequence starts with after [CLS] (e5's "query: ") */
+    size_t nprefix;
+    char prompt[32];
     size_t max_seq;
     size_t batch_seqs;
     int gpu;             /* asked for */
     int ran_gpu;         /* the last embedding ran on the GPU */
     char fallback[512];
 };
+
+/* One sequence to encode: its ids (framed), and where its vector goes. */
+typedef struct seq {
+    int32_t *ids;
+    uint32_t n;
+    size_t dst;
+} seq;
 
 void la_model_set_gpu(la_model *m, int gpu) { m->gpu = gpu; }
 const char *la_model_backend(const la_model *m, const char **fallback)
@@ -78,24 +96,60 @@ static int is_file(const char *p)
     return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-la_status la_model_resolve(const char *name, char *dir, size_t cap)
+int la_model_is_dir(const char *dir)
 {
     char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/config.json", dir);
+    if (is_file(probe)) return 1;
+    snprintf(probe, sizeof probe, "%s/" LA_E5S1_FILE, dir);
+    return is_file(probe);
+}
+
+la_status la_model_resolve(const char *name, char *dir, size_t cap)
+{
     if (strchr(name, '/') || is_dir(name)) {
-        snprintf(probe, sizeof probe, "%s/config.json", name);
         if (!is_dir(name)) return la_error(LA_EINPUT, "--model %s: no such folder", name);
-        if (!is_file(probe))
-            return la_error(LA_EINPUT, "--model %s: not a model folder (no config.json in it)", name);
+        if (!la_model_is_dir(name))
+            return la_error(LA_EINPUT, "--model %s: not a model folder (no config.json or " LA_E5S1_FILE " in it)",
+                            name);
         snprintf(dir, cap, "%s", name);
         return LA_OK;
     }
     snprintf(dir, cap, "%s/%s", la_model_root(), name);
-    snprintf(probe, sizeof probe, "%s/config.json", dir);
-    if (!is_file(probe))
+    if (!la_model_is_dir(dir))
         return la_error(LA_EINPUT, "model '%s' is not installed in %s (run scripts/install-deps.sh, which installs %s, "
                         "or give --model DIR with a sentence-transformers folder)", name, la_model_root(),
-                        LA_MODEL_DEFAULT);
+                        !strcmp(name, LA_MODEL_MULTILINGUAL) ? LA_MODEL_MULTILINGUAL : LA_MODEL_DEFAULT);
     return LA_OK;
+}
+
+/* Calibrated similarity thresholds of the models scripts/install-deps.sh installs, by folder name:
+ * a model's cosines sit in a range of their own (multilingual-e5's unrelated texts score 0.7 to
+ * 0.85), so one threshold cannot serve every model. */
+static const struct {
+    const char *name;
+    double threshold;
+    const char *source;
+} calibrated[] = {
+    {LA_MODEL_MULTILINGUAL, LA_MODEL_MULTILINGUAL_THRESHOLD,
+     "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_THRESHOLD) ", calibrated on Debian message "
+     "catalogue translations, STS-B and GSM8K rephrases: docs/semantic.md; translations reach recall 0.22 at it)"},
+};
+
+double la_model_threshold(const char *name_or_dir, const char **source)
+{
+    size_t n = strlen(name_or_dir);
+    while (n > 1 && name_or_dir[n - 1] == '/') n--;
+    const char *b = name_or_dir + n;
+    while (b > name_or_dir && b[-1] != '/') b--;
+    size_t len = (size_t)(name_or_dir + n - b);
+    for (size_t i = 0; i < sizeof calibrated / sizeof *calibrated; i++)
+        if (strlen(calibrated[i].name) == len && !strncmp(b, calibrated[i].name, len)) {
+            *source = calibrated[i].source;
+            return calibrated[i].threshold;
+        }
+    *source = NULL;
+    return NAN;
 }
 
 int la_model_default_installed(char *dir, size_t cap)
@@ -114,7 +168,11 @@ void la_model_free(la_model *m)
     free(m->owned);
     free(m->layers);
     la_wordpiece_free(m->wp);
+    la_unigram_free(m->uni);
     la_safetensors_free(m->st);
+    la_e5s1_free(m->e5);
+    free(m->tok_rows);
+    free(m->row_ready);
     free(m);
 }
 
@@ -123,7 +181,8 @@ const char *la_model_dir(const la_model *m) { return m->dir; }
 const char *la_model_weights_hash(const la_model *m) { return m->hash; }
 size_t la_model_weights_bytes(const la_model *m) { return m->weights_bytes; }
 size_t la_model_dim(const la_model *m) { return m->w.c.hidden; }
-size_t la_model_window(const la_model *m) { return m->max_seq - 2; }
+size_t la_model_window(const la_model *m) { return m->max_seq - 2 - m->nprefix; }
+const char *la_model_prompt(const la_model *m) { return m->prompt; }
 const la_encoder_weights *la_model_weights(const la_model *m) { return &m->w; }
 
 /* ---- config files ---- */
@@ -253,6 +312,16 @@ static la_status load_config(la_model *m, const char *dir)
 
 /* ---- weights ---- */
 
+/* The fingerprint of the weights file as stored. */
+static void fingerprint(la_model *m, const unsigned char *bytes, size_t total)
+{
+    unsigned char h[32];
+    crypto_generichash(h, sizeof h, bytes, total, NULL, 0);
+    int k = snprintf(m->hash, sizeof m->hash, "blake2b-256:");
+    for (int i = 0; i < 32; i++) k += snprintf(m->hash + k, sizeof m->hash - (size_t)k, "%02x", h[i]);
+    m->weights_bytes = total;
+}
+
 static la_status own(la_model *m, float *p)
 {
     float **q = realloc(m->owned, (m->nowned + 1) * sizeof *q);
@@ -341,17 +410,153 @@ static la_status load_weights(la_model *m, const char *dir)
     }
     m->w.layer = m->layers;
     if (s == LA_OK) {
-        /* the fingerprint of the weights file as stored */
         size_t total;
         const unsigned char *bytes = la_safetensors_bytes(st, &total);
-        unsigned char h[32];
-        crypto_generichash(h, sizeof h, bytes, total, NULL, 0);
-        int k = snprintf(m->hash, sizeof m->hash, "blake2b-256:");
-        for (int i = 0; i < 32; i++) k += snprintf(m->hash + k, sizeof m->hash - (size_t)k, "%02x", h[i]);
-        m->weights_bytes = total;
+        fingerprint(m, bytes, total);
     }
     m->st = st; /* freed with the model, also on failure */
     return s;
+}
+
+/* ---- an E5S1 model file (host/e5s1.h): multilingual-e5-small, 4-bit ---- */
+
+static const char *e5_piece(const void *ctx, size_t i, size_t *len, float *score)
+{
+    return la_e5s1_piece(ctx, (uint32_t)i, len, score);
+}
+
+/* The per-character normalization of the file as sorted arrays for the tokenizer. */
+static la_status e5_tokenizer(la_model *m, const char *path)
+{
+    const la_e5s1 *e = m->e5;
+    const la_e5s1_header *h = la_e5s1_head(e);
+    size_t nn = la_e5s1_norm_count(e), nrep = 0;
+    uint32_t *cp = la_malloc_n(nn, sizeof *cp), *off = la_malloc_n(nn + 1, sizeof *off);
+    uint32_t *rep = la_malloc_nm(nn, 255, sizeof *rep);
+    la_status s = cp && off && rep ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; s == LA_OK && i < nn; i++) {
+        size_t k;
+        off[i] = (uint32_t)nrep;
+        cp[i] = la_e5s1_norm_at(e, i, rep + nrep, &k);
+        nrep += k;
+        if (i && cp[i] <= cp[i - 1])
+            s = la_error(LA_EINPUT, "%s: normalization entry %zu: code points are not ascending", path, i);
+    }
+    if (off) off[nn] = (uint32_t)nrep;
+    /* special pieces are never matched in text: <s> <pad> </s> <unk> and the last one (<mask>) */
+    int32_t skip[5] = {h->bos, h->pad, h->eos, h->unk, (int32_t)h->pieces - 1};
+    la_unigram_pieces p = {h->pieces, e5_piece, e, h->unk, skip, 5, cp, off, rep, nn, nrep, 1};
+    if (s == LA_OK) s = la_unigram_new_pieces(&p, &m->uni);
+    free(cp);
+    free(off);
+    free(rep);
+    if (s != LA_OK) return s;
+    m->cls = h->bos;
+    m->sep = h->eos;
+    /* multilingual-e5 is trained with "query: " before texts compared with each other (and
+     * "passage: " before documents retrieved for a query); an audit compares texts with texts */
+    snprintf(m->prompt, sizeof m->prompt, "query: ");
+    int32_t *ids = NULL;
+    size_t nids = 0, cap = 0;
+    LA_TRY(la_unigram_encode(m->uni, "query:", 6, &ids, &nids, &cap));
+    if (nids > sizeof m->prefix / sizeof *m->prefix) nids = 0;
+    memcpy(m->prefix, ids, nids * sizeof *ids);
+    m->nprefix = nids;
+    free(ids);
+    return LA_OK;
+}
+
+static la_status load_e5s1(la_model *m, const char *path)
+{
+    LA_TRY(la_e5s1_open(path, &m->e5));
+    const la_e5s1_header *h = la_e5s1_head(m->e5);
+    la_encoder_config *c = &m->w.c;
+    *c = (la_encoder_config){h->vocab, h->hidden, h->heads, h->layers, h->intermediate, h->positions, h->types,
+                             h->ln_eps, 0};
+    m->max_seq = h->positions;
+    size_t H = h->hidden, I = h->intermediate;
+    LA_TRY(e5_tokenizer(m, path));
+    LA_TRY(la_e5s1_check_rows(m->e5, "emb.word", h->vocab, H));
+    m->tok_rows = la_calloc_n((size_t)h->vocab, H * sizeof *m->tok_rows);
+    m->row_ready = la_calloc_n(h->vocab, 1);
+    if (!m->tok_rows || !m->row_ready) return la_error(LA_ENOMEM, "out of memory");
+    m->w.tok = m->tok_rows;
+    const la_e5s1 *e = m->e5;
+    float *f;
+#define E5_TENSOR(dst, name, n)                             \
+    do {                                                    \
+        LA_TRY(la_e5s1_read_f32(e, name, (n), &f));         \
+        LA_TRY(own(m, f));                                  \
+        (dst) = f;                                          \
+    } while (0)
+    E5_TENSOR(m->w.pos, "emb.pos", (size_t)h->positions * H);
+    E5_TENSOR(m->w.type, "emb.type", (size_t)h->types * H);
+    E5_TENSOR(m->w.emb_ln_g, "emb.ln.w", H);
+    E5_TENSOR(m->w.emb_ln_b, "emb.ln.b", H);
+    m->layers = la_calloc_n(h->layers, sizeof *m->layers);
+    if (!m->layers) return la_error(LA_ENOMEM, "out of memory");
+    m->w.layer = m->layers;
+    for (uint32_t l = 0; l < h->layers; l++) {
+        la_encoder_layer *L = &m->layers[l];
+        char nm[32];
+        float *w3 = la_malloc_n(3 * H * H + 3 * H, sizeof *w3);
+        if (!w3) return la_error(LA_ENOMEM, "out of memory");
+        LA_TRY(own(m, w3));
+        static const char *qkv[3] = {"q", "k", "v"};
+        for (int k = 0; k < 3; k++) { /* fused as encoder.h wants: query, key, value rows */
+            snprintf(nm, sizeof nm, "l%u.%s.w", l, qkv[k]);
+            LA_TRY(la_e5s1_read_f32(e, nm, H * H, &f));
+            memcpy(w3 + (size_t)k * H * H, f, H * H * sizeof *f);
+            free(f);
+            snprintf(nm, sizeof nm, "l%u.%s.b", l, qkv[k]);
+            LA_TRY(la_e5s1_read_f32(e, nm, H, &f));
+            memcpy(w3 + 3 * H * H + (size_t)k * H, f, H * sizeof *f);
+            free(f);
+        }
+        L->qkv_w = w3;
+        L->qkv_b = w3 + 3 * H * H;
+#define E5_LAYER(dst, suffix, n)                                  \
+    do {                                                          \
+        snprintf(nm, sizeof nm, "l%u." suffix, l);                \
+        E5_TENSOR(dst, nm, (n));                                  \
+    } while (0)
+        E5_LAYER(L->out_w, "ao.w", H * H);
+        E5_LAYER(L->out_b, "ao.b", H);
+        E5_LAYER(L->ln1_g, "aln.w", H);
+        E5_LAYER(L->ln1_b, "aln.b", H);
+        E5_LAYER(L->ffn1_w, "fi.w", I * H);
+        E5_LAYER(L->ffn1_b, "fi.b", I);
+        E5_LAYER(L->ffn2_w, "fo.w", H * I);
+        E5_LAYER(L->ffn2_b, "fo.b", H);
+        E5_LAYER(L->ln2_g, "oln.w", H);
+        E5_LAYER(L->ln2_b, "oln.b", H);
+#undef E5_LAYER
+    }
+#undef E5_TENSOR
+    size_t total;
+    const unsigned char *bytes = la_e5s1_bytes(m->e5, &total);
+    fingerprint(m, bytes, total);
+    return LA_OK;
+}
+
+/* Dequantize the word-embedding rows the sequences use that are not there yet (all of them when
+ * the encoder runs on the GPU, which copies the whole table). */
+static void e5_rows(la_model *m, const seq *q, size_t nq, int all)
+{
+    size_t H = m->w.c.hidden, V = m->w.c.vocab;
+    if (all) {
+        for (size_t r = 0; r < V; r++)
+            if (!m->row_ready[r]) la_e5s1_rows(m->e5, "emb.word", H, r, r + 1, m->tok_rows + r * H), m->row_ready[r] = 1;
+        return;
+    }
+    for (size_t i = 0; i < nq; i++)
+        for (uint32_t t = 0; t < q[i].n; t++) {
+            size_t r = (size_t)q[i].ids[t];
+            if (r < V && !m->row_ready[r]) {
+                la_e5s1_rows(m->e5, "emb.word", H, r, r + 1, m->tok_rows + r * H);
+                m->row_ready[r] = 1;
+            }
+        }
 }
 
 la_status la_model_open(const char *dir, la_model **out)
@@ -367,8 +572,16 @@ la_status la_model_open(const char *dir, la_model **out)
     const char *b = dir + n;
     while (b > dir && b[-1] != '/') b--;
     snprintf(m->name, sizeof m->name, "%.*s", (int)(dir + n - b), b);
-    la_status s = load_config(m, dir);
-    if (s == LA_OK) s = load_weights(m, dir);
+    char st[PATH_MAX + 32], e5[PATH_MAX + 32];
+    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    snprintf(e5, sizeof e5, "%s/" LA_E5S1_FILE, dir);
+    la_status s;
+    if (!is_file(st) && is_file(e5)) {
+        s = load_e5s1(m, e5);
+    } else {
+        s = load_config(m, dir);
+        if (s == LA_OK) s = load_weights(m, dir);
+    }
     if (s == LA_OK) s = la_encoder_check(&m->w.c, NULL);
     if (s != LA_OK) {
         la_model_free(m);
@@ -380,17 +593,11 @@ la_status la_model_open(const char *dir, la_model **out)
 
 la_status la_model_tokenize(const la_model *m, const char *text, size_t n, int32_t **ids, size_t *nids, size_t *cap)
 {
-    return la_wordpiece_encode(m->wp, text, n, ids, nids, cap);
+    return m->uni ? la_unigram_encode(m->uni, text, n, ids, nids, cap) : la_wordpiece_encode(m->wp, text, n, ids, nids, cap);
 }
 
 /* ---- embedding ---- */
 
-/* One sequence to encode: its ids (framed), and where its vector goes. */
-typedef struct seq {
-    int32_t *ids;
-    uint32_t n;
-    size_t dst;
-} seq;
 
 /* Batches are made from the sequences sorted by length and then by content, never by their place
  * in the input: the same texts in another order meet the same batches, so every vector comes out
@@ -440,7 +647,8 @@ static la_status encode_batch(const la_model *m, const seq *q, size_t k, la_enco
 static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, float *out)
 {
     qsort(q, nq, sizeof *q, cmp_seq_len);
-    la_model *mm = (la_model *)m; /* the backend record is the only state an embedding changes */
+    la_model *mm = (la_model *)m; /* the backend record and e5's rows are the only state an embedding changes */
+    if (m->e5) e5_rows(mm, q, nq, m->gpu);
     mm->ran_gpu = 0;
     mm->fallback[0] = 0;
     if (m->gpu && nq) {
@@ -527,14 +735,15 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
 }
 
 
-/* [CLS] ids[0..n) [SEP] into a new array. */
+/* [CLS] prefix ids[0..n) [SEP] into a new array. */
 static int32_t *frame(const la_model *m, const int32_t *ids, size_t n)
 {
-    int32_t *f = malloc((n + 2) * sizeof *f);
+    int32_t *f = la_malloc_n(n + 2 + m->nprefix, sizeof *f);
     if (!f) return NULL;
     f[0] = m->cls;
-    if (n) memcpy(f + 1, ids, n * sizeof *f);
-    f[n + 1] = m->sep;
+    memcpy(f + 1, m->prefix, m->nprefix * sizeof *f);
+    if (n) memcpy(f + 1 + m->nprefix, ids, n * sizeof *f);
+    f[n + 1 + m->nprefix] = m->sep;
     return f;
 }
 
@@ -550,10 +759,10 @@ la_status la_model_embed(const la_model *m, const char *const *texts, const size
     for (long i = 0; i < ln; i++) {
         int32_t *ids = NULL;
         size_t nids = 0, cap = 0;
-        la_status e = texts[i] ? la_wordpiece_encode(m->wp, texts[i], lens[i], &ids, &nids, &cap) : LA_OK;
+        la_status e = texts[i] ? la_model_tokenize(m, texts[i], lens[i], &ids, &nids, &cap) : LA_OK;
         if (nids > win) nids = win;
         q[i].ids = e == LA_OK ? frame(m, ids, nids) : NULL;
-        q[i].n = (uint32_t)nids + 2;
+        q[i].n = (uint32_t)(nids + 2 + m->nprefix);
         q[i].dst = (size_t)i;
         free(ids);
         if (!q[i].ids) {
@@ -630,7 +839,7 @@ static la_status win_push(winlist *w, const la_model *m, const int32_t *ids, siz
     }
     int32_t *f = frame(m, ids, nids);
     if (!f) return la_error(LA_ENOMEM, "out of memory");
-    w->q[w->n] = (seq){f, (uint32_t)nids + 2, w->n};
+    w->q[w->n] = (seq){f, (uint32_t)(nids + 2 + m->nprefix), w->n};
     w->item[w->n] = item;
     w->begin[w->n] = b;
     w->end[w->n] = e;
@@ -652,7 +861,7 @@ static la_status text_windows(const la_model *m, const char *t, size_t n, size_t
     for (size_t k = 0; k < ns && s == LA_OK; k++) {
         tok_at[k] = nids;
         uint32_t b = k ? ends[k - 1] : 0;
-        s = la_wordpiece_encode(m->wp, t + b, ends[k] - b, &ids, &nids, &cap);
+        s = la_model_tokenize(m, t + b, ends[k] - b, &ids, &nids, &cap);
     }
     if (tok_at) tok_at[ns] = nids;
     if (s == LA_OK && nids <= la_model_window(m)) {
@@ -690,7 +899,7 @@ size_t la_model_count_tokens(const la_model *m, const char *text, size_t n)
 {
     int32_t *ids = NULL;
     size_t nids = 0, cap = 0;
-    if (la_wordpiece_encode(m->wp, text, n, &ids, &nids, &cap) != LA_OK) nids = 0;
+    if (la_model_tokenize(m, text, n, &ids, &nids, &cap) != LA_OK) nids = 0;
     free(ids);
     return nids;
 }

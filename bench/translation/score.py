@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Score a translation benchmark (make_sets.py).
+
+  score.py SET_DIR REPORT_DIR      an audit's pairs.jsonl: per held-out row through the default gate
+                                   (a gating link: grade copy or near) and through the semantic tier
+                                   (any semantic link), and per pair
+  score.py SET_DIR --sweep T.npy D.npy   vectors of test.jsonl and dev.jsonl (leakaudit embed, in file
+                                   order): per held-out row precision and recall of "some seen row at
+                                   cosine >= t" for a range of t (numpy)
+
+A held-out row is flagged when it has a link; it is correct when its planted translation is among its
+links; precision = correct / flagged, recall = correct / planted.
+"""
+import json
+import sys
+
+
+def rows(p):
+    return [json.loads(line) for line in open(p, encoding="utf-8") if line.strip()]
+
+
+def per_row(links, truth, name):
+    """links: set of (dev, test) pairs."""
+    flagged = {b for a, b in links}
+    correct = {b for a, b in links if truth.get(b) == a}
+    p = len(correct) / max(1, len(flagged))
+    r = len(correct) / max(1, len(truth))
+    print(f"{name}: {len(links)} links, {len(flagged)} rows flagged, {len(correct)} of {len(truth)} planted rows "
+          f"linked to their translation: precision {p:.3f}, recall {r:.3f}")
+    return p, r
+
+
+def audit(setdir, rep):
+    truth = {t["test"]: t["dev"] for t in rows(f"{setdir}/truth.jsonl")}
+    pairs = rows(f"{rep}/pairs.jsonl")
+    sem = json.load(open(f"{rep}/report.json"))["findings"]["semantic"]
+    print(f"embedding: {sem['embedding']} ({sem.get('model', {}).get('name', '-')}), threshold {sem['threshold']} "
+          f"({sem.get('threshold_source', '')})")
+    per_row({(p["id_a"], p["id_b"]) for p in pairs if p["gates"]}, truth, "through the gate (copy or near)")
+    per_row({(p["id_a"], p["id_b"]) for p in pairs if "semantic" in p["kinds"]}, truth, "semantic links")
+    grades = {}
+    for p in pairs:
+        if "semantic" in p["kinds"]:
+            k = (truth.get(p["id_b"]) == p["id_a"], p["grade"])
+            grades[k] = grades.get(k, 0) + 1
+    print("semantic links by (planted, grade): " + ", ".join(f"{'planted' if a else 'other'} {g} {n}"
+                                                            for (a, g), n in sorted(grades.items(), key=str)))
+
+
+def sweep(setdir, tv, dv):
+    import numpy as np
+    test, dev = rows(f"{setdir}/test.jsonl"), rows(f"{setdir}/dev.jsonl")
+    truth = {t["test"]: t["dev"] for t in rows(f"{setdir}/truth.jsonl")}
+    T, D = np.load(tv), np.load(dv)
+    S = T @ D.T
+    col = {r["id"]: j for j, r in enumerate(dev)}
+    own = np.array([S[i, col[truth[r["id"]]]] if r["id"] in truth else np.nan for i, r in enumerate(test)])
+    best = S.max(1)
+    planted = ~np.isnan(own)
+    print(f"{len(test)} held-out rows ({planted.sum()} planted), {len(dev)} seen rows")
+    print("cosine of a planted translation: min %.3f, 10%% %.3f, median %.3f" %
+          (np.nanmin(own), np.nanpercentile(own, 10), np.nanmedian(own)))
+    others = S.copy()
+    for i, r in enumerate(test):
+        if r["id"] in truth:
+            others[i, col[truth[r["id"]]]] = -1
+    o = others.max(1)
+    print("best other seen row: median %.3f, 90%% %.3f, 99%% %.3f, max %.3f" %
+          (np.median(o), np.percentile(o, 90), np.percentile(o, 99), o.max()))
+    print("threshold  flagged  correct  precision  recall   (per held-out row)")
+    for t in np.arange(0.80, 0.96, 0.01):
+        flagged = best >= t
+        correct = planted & (np.nan_to_num(own, nan=-1) >= t)
+        p = correct.sum() / max(1, flagged.sum())
+        r = correct.sum() / planted.sum()
+        print(f"  {t:.2f}     {flagged.sum():5d}    {correct.sum():5d}    {p:.3f}     {r:.3f}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[2] == "--sweep":
+        sweep(sys.argv[1], sys.argv[3], sys.argv[4])
+    else:
+        audit(sys.argv[1], sys.argv[2])
