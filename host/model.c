@@ -58,6 +58,9 @@ struct la_model {
     size_t max_seq;
     size_t batch_seqs;
     int gpu;             /* asked for */
+    void (*progress_begin)(void *ctx, size_t total);
+    void (*progress_add)(void *ctx, size_t n);
+    void *progress_ctx;
     int ran_gpu;         /* the last embedding ran on the GPU */
     char fallback[512];
 };
@@ -70,6 +73,22 @@ typedef struct seq {
 } seq;
 
 void la_model_set_gpu(la_model *m, int gpu) { m->gpu = gpu; }
+
+void la_model_set_progress(la_model *m, void (*begin)(void *ctx, size_t total), void (*add)(void *ctx, size_t n),
+                           void *ctx)
+{
+    m->progress_begin = begin;
+    m->progress_add = add;
+    m->progress_ctx = ctx;
+}
+
+/* Tokens of q[0..k). */
+static size_t seq_tokens(const seq *q, size_t k)
+{
+    size_t t = 0;
+    for (size_t i = 0; i < k; i++) t += q[i].n;
+    return t;
+}
 const char *la_model_backend(const la_model *m, const char **fallback)
 {
     *fallback = m->fallback;
@@ -651,6 +670,7 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
     if (m->e5) e5_rows(mm, q, nq, m->gpu);
     mm->ran_gpu = 0;
     mm->fallback[0] = 0;
+    if (m->progress_begin) m->progress_begin(m->progress_ctx, seq_tokens(q, nq));
     if (m->gpu && nq) {
         /* batches in order on the device; the first failure sends this and every later batch to
          * the CPU below (the vectors agree within fp16 GEMM rounding, cosine >= 0.999) */
@@ -663,6 +683,7 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
             size_t k = 0, t = 0;
             while (i + k < nq && k < bs && (k == 0 || t + q[i + k].n <= LA_MODEL_BATCH_TOKENS)) t += q[i + k++].n;
             e = encode_batch(m, q + i, k, NULL, ids, start, vec, out, 1);
+            if (e == LA_OK && m->progress_add) m->progress_add(m->progress_ctx, t);
             if (e == LA_OK) i += k;
         }
         free(ids);
@@ -675,6 +696,7 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
         }
         if (e == LA_ENOMEM) return e;
         snprintf(mm->fallback, sizeof mm->fallback, "the encoder fell back to the CPU: %s", la_last_error());
+        if (m->progress_begin) m->progress_begin(m->progress_ctx, seq_tokens(q, nq)); /* again, on the CPU */
     }
     size_t bs = m->batch_seqs, nb = 0, *cut = malloc((nq + 1) * sizeof *cut);
     if (!cut) return la_error(LA_ENOMEM, "out of memory");
@@ -711,6 +733,7 @@ static la_status encode_seqs(const la_model *m, seq *q, size_t nq, int threads, 
             stop = failed;
             if (stop) continue;
             la_status e = encode_batch(m, q + cut[k], cut[k + 1] - cut[k], &ws, ids, start, vec, out, 0);
+            if (e == LA_OK && m->progress_add) m->progress_add(m->progress_ctx, seq_tokens(q + cut[k], cut[k + 1] - cut[k]));
             if (e != LA_OK) {
 #pragma omp critical(la_model_error)
                 if (!failed) {

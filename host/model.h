@@ -70,6 +70,11 @@ void la_model_set_batch(la_model *m, size_t seqs);
 /* Run the encoder on the GPU (la_cuda_encoder_forward) when gpu is 1; any device failure falls
  * back to the CPU for the rest of the run, with the reason kept for la_model_backend. */
 void la_model_set_gpu(la_model *m, int gpu);
+
+/* Progress of each embedding call, in tokens: begin(ctx, total) before the first batch, add(ctx, n)
+ * after each batch (from any thread). Either may be NULL. */
+void la_model_set_progress(la_model *m, void (*begin)(void *ctx, size_t total), void (*add)(void *ctx, size_t n),
+                           void *ctx);
 /* Where the last embedding ran: "gpu" or "cpu", and why a GPU request ran on the CPU ("" if not). */
 const char *la_model_backend(const la_model *m, const char **fallback /* OUT */);
 

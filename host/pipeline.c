@@ -210,6 +210,7 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
         la_semantic_opts so = j->semantic;
         so.use_gpu = st->backend.be->device;
         so.exec = &st->exec;
+        so.progress = st->progress;
         LA_TRY(la_tier_semantic(&so, &st->loader, st->table, st->heldout, j->cli.threads, &st->pairs, &st->semantic));
         st->sections[st->nsections++] =
             (la_report_section){"semantic", st->semantic.json.p, st->semantic.md.p, st->semantic.html.p};

@@ -207,6 +207,10 @@ static int cmp_size(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The encoder's progress as a stage of its own, in tokens. */
+static void encoding_begins(void *ctx, size_t total) { la_progress_begin(ctx, "semantic copies: encoding", total, "tokens", 0); }
+static void encoding_adds(void *ctx, size_t n) { la_progress_add(ctx, n); }
+
 static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads, int windows,
                              embed_run *r)
 {
@@ -222,6 +226,7 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
         return la_error(s, "the sentence encoder model could not be loaded: %s", why);
     }
     la_model_set_gpu(m, o->use_gpu);
+    if (o->progress) la_model_set_progress(m, encoding_begins, encoding_adds, o->progress);
     size_t n = la_table_nrows(t), H = la_model_dim(m);
     const la_row *rows = la_table_rows_const(t);
     const char **texts = malloc((n + 1) * sizeof *texts);

@@ -12,6 +12,7 @@
 #include "load.h"
 #include "dispatch.h"
 #include "near.h"
+#include "progress.h"
 
 #define LA_MAX_EMB_FILES 16
 
@@ -29,6 +30,7 @@ typedef struct la_semantic_opts {
     unsigned lexical_dim;
     int use_gpu;                 /* the encoder runs on the GPU (set by the pipeline from --backend) */
     la_exec *exec;               /* where the similarity tiles run (set by the pipeline; NULL: CPU) */
+    la_progress *progress;       /* the encoder's progress, in tokens (set by the pipeline; NULL: none) */
     int model;                   /* --embed model (or --model): the built-in sentence encoder */
     int embed_set;               /* --embed was given: no default choice is made */
     const char *model_name;      /* --model NAME|DIR (default: LA_MODEL_DEFAULT) */

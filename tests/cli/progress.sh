@@ -43,6 +43,24 @@ la audit "${args[@]}" --progress always -q --out q
 expect_rc 1
 [ ! -s err.txt ] && [ ! -s out.txt ] || fail "-q printed something"
 
+check "the encoder reports its tokens as it goes (when the model is installed)"
+la models
+if grep -q "all-MiniLM-L6-v2" out.txt; then
+  head -n 40 "$ex/dev.jsonl" >d40.jsonl
+  head -n 5 "$ex/test.jsonl" >t5.jsonl
+  la audit --dev d40.jsonl --test t5.jsonl --text-field question --embed model --progress json --out enc
+  [ "$rc" -le 1 ] || fail "audit with the model: exit $rc"
+  python3 - err.txt <<'PY' || fail "encoder progress"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+enc = [l for l in lines if l["stage"] == "semantic copies: encoding"]
+assert enc and enc[0]["progress"] == "begin" and enc[-1]["progress"] == "end", enc
+assert enc[0]["unit"] == "tokens" and enc[0]["total"] > 45 and enc[-1]["done"] == enc[0]["total"], enc
+PY
+else
+  echo "  (model not installed: this check is skipped)"
+fi
+
 check "--progress bogus: exit 2, naming the modes"
 la audit "${args[@]}" --progress bogus --out bad
 expect_rc 2
