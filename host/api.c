@@ -143,7 +143,11 @@ la_status la_audit_run(const la_options *o, la_result **out)
         return la_error(LA_ENOMEM, "out of memory starting an audit");
     }
     *w = *o;
-    w->job.cli.nowned = 0; /* the copy owns nothing: o keeps its strings and arrays */
+    w->job.cli.nowned = 0; /* the copy owns nothing of o's: o keeps its strings and arrays */
+    /* what finishing allocates (the paths it keeps, the fields record) is the copy's own */
+    w->job.cli.paths = NULL;
+    w->job.cli.npaths = w->job.cli.cappaths = 0;
+    w->job.cli.fields_json = NULL;
     w->job.cli.load.arrow = o->arrow;
     w->job.cli.load.narrow = o->narrow;
     la_status s = la_audit_job_finish(&w->job);
@@ -161,7 +165,8 @@ void la_result_free(la_result *r)
 {
     if (!r) return;
     la_audit_state_free(&r->st);
-    free(r->job); /* a shallow copy: the strings are the options' */
+    if (r->job) la_cli_free(&r->job->job.cli); /* what finishing allocated in the copy */
+    free(r->job); /* a shallow copy: the other strings are the options' */
     free(r);
 }
 

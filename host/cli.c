@@ -153,7 +153,7 @@ static la_status add_folder(la_cli *c, const char *part, const char *dir, const 
         if (s == LA_OK && !(names[n++] = strdup(e->d_name))) s = la_error(LA_ENOMEM, "out of memory");
     }
     closedir(d);
-    if (s == LA_OK) qsort(names, n, sizeof *names, cmp_name);
+    if (s == LA_OK && n > 1) qsort(names, n, sizeof *names, cmp_name);
     for (size_t k = 0; s == LA_OK && k < n; k++) {
         char full[PATH_MAX];
         int len = snprintf(full, sizeof full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[k]);
