@@ -20,7 +20,7 @@ fi
 [ -n "$base" ] || { echo "no base image (set LEAKAUDIT_IMAGE_BASE): skipped"; exit 77; }
 tag=localhost/leakaudit-test:cpu-$$
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log"; "$engine" rmi -f "$tag" >/dev/null 2>&1 || true' EXIT
 opts=()
 [ "$engine" = podman ] && opts+=(--isolation chroot)
 echo "check: $engine build of docker/Dockerfile (target cpu) on $base, smoke audit inside"
@@ -36,5 +36,4 @@ echo "check: the image runs as uid 10001, names itself, and enters leakaudit"
 [ "$(inspect '{{index .Config.Labels "org.opencontainers.image.title"}}')" = leakaudit ] || { echo "FAIL: title label" >&2; exit 1; }
 [ -n "$(inspect '{{index .Config.Labels "org.opencontainers.image.version"}}')" ] || { echo "FAIL: version label" >&2; exit 1; }
 inspect '{{json .Config.Entrypoint}}' | grep -q '"leakaudit"' || { echo "FAIL: entry point" >&2; exit 1; }
-"$engine" rmi -f "$tag" >/dev/null 2>&1 || true
 echo "PASS"
