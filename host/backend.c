@@ -49,6 +49,20 @@ la_status la_backend_select(la_backend_req req, const la_backend *const *table, 
     return LA_OK;
 }
 
+const char *la_backend_ran_on(const la_exec *x)
+{
+    for (size_t k = 0; k < x->log.n; k++)
+        if (x->log.v[k].device) return "gpu";
+    return "cpu";
+}
+
+int la_backend_fallback_note(const la_exec *x, char *note, size_t cap)
+{
+    if (!x->note[0]) return 0;
+    snprintf(note, cap, "auto fell back to the CPU: %.600s", x->note);
+    return 1;
+}
+
 void la_backend_stages(const la_exec *x, const char *prefix, la_report_stage *out, size_t *n)
 {
     *n = 0;

@@ -38,6 +38,12 @@ la_status la_backend_parse(const char *s, la_backend_req *out /* OUT */);
 la_status la_backend_select(la_backend_req req, const la_backend *const *table, size_t n,
                             la_backend_choice *out /* OUT */);
 
+/* What a run's backend ops ran on: "gpu" when any stage of x ran on a device, else "cpu". When
+ * auto fell back to the CPU during the run, note receives "auto fell back to the CPU: REASON"
+ * and the result is 1; else note keeps what it holds (the choice's note) and the result is 0. */
+const char *la_backend_ran_on(const la_exec *x);
+int la_backend_fallback_note(const la_exec *x, char *note /* OUT */, size_t cap);
+
 /* The stages of x whose names start with prefix ("near_", "semantic_"), for a tier's report; the
  * strings are borrowed from x. *n receives the count (at most LA_REPORT_MAX_STAGES). */
 void la_backend_stages(const la_exec *x, const char *prefix, la_report_stage *out /* OUT */, size_t *n /* OUT */);

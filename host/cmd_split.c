@@ -166,18 +166,6 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
     return s;
 }
 
-/* What ran the grouping's backend ops ("gpu" when any stage ran on a device) and why the CPU did
- * when auto chose it or fell back to it (note; "" when nothing to say). */
-static const char *split_backend(const la_backend_choice *bc, const la_exec *x, char *note, size_t cap)
-{
-    const char *ran = "cpu";
-    for (size_t k = 0; k < x->log.n; k++)
-        if (x->log.v[k].device) ran = "gpu";
-    if (x->note[0]) snprintf(note, cap, "auto fell back to the CPU: %.600s", x->note);
-    else snprintf(note, cap, "%s", bc->note);
-    return ran;
-}
-
 /* The fingerprint key: BLAKE2b-256 of the key file's bytes. */
 static la_status read_key(const char *path, unsigned char key[32])
 {
@@ -402,7 +390,9 @@ int la_cmd_split(int argc, char **argv)
         la_report r;
         la_report_init(&r, "split", t, &L, &ex, &c);
         char note[1200];
-        r.backend = split_backend(&bc, &x, note, sizeof note);
+        snprintf(note, sizeof note, "%s", bc.note);
+        la_backend_fallback_note(&x, note, sizeof note);
+        r.backend = la_backend_ran_on(&x);
         r.backend_note = note;
         r.audit = &a;
         r.timings = timings;

@@ -218,16 +218,14 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
         stage_end_links(st);
     }
     const la_exec *x = &st->exec;
+    st->ran_on = la_backend_ran_on(x);
     for (size_t k = 0; k < x->log.n; k++) {
-        if (x->log.v[k].device) st->ran_on = "gpu";
         snprintf(st->stage_names[k], sizeof st->stage_names[k], "%.40s_s", x->log.v[k].name);
         if (st->ntimings < sizeof st->timings / sizeof *st->timings)
             st->timings[st->ntimings++] = (la_report_timing){st->stage_names[k], x->log.v[k].seconds};
     }
-    if (x->note[0]) {
-        snprintf(st->backend_note, sizeof st->backend_note, "auto fell back to the CPU: %.600s", x->note);
-        if (warn) fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend_note);
-    }
+    if (la_backend_fallback_note(x, st->backend_note, sizeof st->backend_note) && warn)
+        fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend_note);
     return LA_OK;
 }
 
