@@ -2,6 +2,7 @@
  * progress.c - progress lines on stderr (see progress.h).
  */
 #include "progress.h"
+#include "buf.h"
 #include "la_time.h"
 
 #include <pthread.h>
@@ -77,17 +78,6 @@ static void duration(double s, char *out, size_t cap)
     else snprintf(out, cap, "%d h %02d min", (int)(s / 3600), (int)(s / 60) % 60);
 }
 
-/* s as a JSON string body: quotes, backslashes and control bytes escaped. */
-static void json_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-}
-
 /* One report of the open stage; kind is "begin", "update" or "end". Called with the lock held. */
 static void emit(la_progress *p, const char *kind, const char *note)
 {
@@ -97,21 +87,23 @@ static void emit(la_progress *p, const char *kind, const char *note)
     double eta = p->total && done && done < p->total && rate > 0 ? (double)(p->total - done) / rate : -1;
     int end = !strcmp(kind, "end");
     if (p->json) {
-        fprintf(p->f, "{\"progress\": \"%s\", \"command\": \"", kind);
-        json_text(p->f, p->command);
-        fputs("\", \"stage\": \"", p->f);
-        json_text(p->f, p->stage);
-        fprintf(p->f, "\", \"unit\": \"%s\", \"done\": %zu, \"total\": %zu, \"bytes\": %.0f, \"seconds\": %.3f, "
-                      "\"rate\": %.1f, \"eta_s\": ",
-                p->unit, done, p->total, p->bytes, secs, rate);
-        if (eta >= 0) fprintf(p->f, "%.1f", eta);
-        else fputs("null", p->f);
+        la_buf b = {0};
+        la_buf_printf(&b, "{\"progress\": \"%s\", \"command\": ", kind);
+        la_buf_json_str(&b, p->command);
+        la_buf_puts(&b, ", \"stage\": ");
+        la_buf_json_str(&b, p->stage);
+        la_buf_printf(&b, ", \"unit\": \"%s\", \"done\": %zu, \"total\": %zu, \"bytes\": %.0f, \"seconds\": %.3f, "
+                          "\"rate\": %.1f, \"eta_s\": ",
+                      p->unit, done, p->total, p->bytes, secs, rate);
+        if (eta >= 0) la_buf_printf(&b, "%.1f", eta);
+        else la_buf_puts(&b, "null");
         if (note) {
-            fputs(", \"note\": \"", p->f);
-            json_text(p->f, note);
-            fputc('"', p->f);
+            la_buf_puts(&b, ", \"note\": ");
+            la_buf_json_str(&b, note);
         }
-        fputs("}\n", p->f);
+        la_buf_puts(&b, "}\n");
+        if (b.p) fwrite(b.p, 1, b.n, p->f);
+        la_buf_free(&b);
     } else {
         char a[32], b[32], t[32], line[320];
         int w = 0;
