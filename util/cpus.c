@@ -50,7 +50,7 @@ static int quota_in(const char *dir)
     return ok ? whole_cpus(quota, period) : 0; /* v1 says "no quota" with -1 */
 }
 
-/* Smallest quota from root/rel up to root (rel begins with '/'); 0 when none. */
+/* Smallest quota from root/rel up to root itself (rel is "" or begins with '/'); 0 when none. */
 static int quota_along(const char *root, const char *rel)
 {
     char dir[PATH_MAX];
@@ -62,10 +62,8 @@ static int quota_along(const char *root, const char *rel)
         if (q > 0 && (best == 0 || q < best)) best = q;
         char *slash = strrchr(dir + keep, '/');
         if (!slash) break;
-        *slash = '\0';
+        *slash = '\0'; /* the last cut leaves root itself, a container's own cgroup namespace */
     }
-    int q = quota_in(root); /* the root itself (a container's own cgroup namespace) */
-    if (q > 0 && (best == 0 || q < best)) best = q;
     return best;
 }
 
