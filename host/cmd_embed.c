@@ -27,7 +27,9 @@ static const char k_help[] =
     "  --out X.npy          output file (required)\n"
     "  --text-field F       the text field of JSONL/CSV/TSV records (default text)\n"
     "  --format auto|jsonl|csv|tsv|txt  input format (default auto; .txt files: one text per line)\n"
-    "  --model NAME|DIR     installed model name or a model folder (default " LA_MODEL_DEFAULT ")\n"
+    "  --model NAME|DIR     installed model name or a model folder (default " LA_MODEL_DEFAULT "; when a\n"
+    "                       text is not English a note names " LA_MODEL_MULTILINGUAL ", which audit\n"
+    "                       chooses by itself then)\n"
     "  --threads N          worker threads (default 0: all cores)\n"
     "  --batch N            sequences per encoder batch (default 128; texts are sorted by length)\n"
     "\n"
@@ -95,7 +97,7 @@ int la_cmd_embed(int argc, char **argv)
                                          {"threads", required_argument, 0, 't'},   {"help", no_argument, 0, 'h'},
                                          {"batch", required_argument, 0, 'b'},
                                          {0, 0, 0, 0}};
-    const char *out = NULL, *model = LA_MODEL_DEFAULT, *fmt_s = "auto";
+    const char *out = NULL, *model = NULL, *fmt_s = "auto";
     texts t = {0};
     t.field = "text";
     int threads = 0, c;
@@ -139,9 +141,9 @@ int la_cmd_embed(int argc, char **argv)
         fprintf(stderr, "leakaudit embed: --format %s: expected auto, jsonl, csv, tsv or txt\n", fmt_s);
         return LA_EXIT_USAGE;
     }
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], why[400] = "";
     la_model *m = NULL;
-    la_status s = la_model_resolve(model, dir, sizeof dir);
+    la_status s = model ? la_model_resolve(model, dir, sizeof dir) : LA_OK;
     la_limits lim;
     la_limits_default(&lim);
     for (int i = optind; s == LA_OK && i < argc; i++) {
@@ -155,6 +157,17 @@ int la_cmd_embed(int argc, char **argv)
         else
             s = la_records_each(&in, argv[i], fmt == LA_FMT_AUTO ? la_format_detect(argv[i], &in) : fmt, &lim, on_record, &t);
         la_input_free(&in);
+    }
+    if (s == LA_OK && !model) {
+        /* A fixed default, so that files embedded one by one for the same audit share a model;
+         * the audit's own choice for non-English rows is named instead. */
+        if (strcmp(la_model_default_for((const char *const *)t.v, t.len, t.n, NULL, NULL, why, sizeof why),
+                   LA_MODEL_DEFAULT))
+            fprintf(stderr, "leakaudit embed: note: %s; embed with --model %s for vectors by meaning across "
+                    "languages (audit chooses it by itself), and embed every file of one audit with the same model\n",
+                    why, LA_MODEL_MULTILINGUAL);
+        model = LA_MODEL_DEFAULT;
+        s = la_model_resolve(model, dir, sizeof dir);
     }
     double t0 = la_now();
     if (s == LA_OK) s = la_model_open(dir, &m);

@@ -146,6 +146,9 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
     float *emb = NULL;
     size_t dim = 0, n = la_table_nrows(t);
     const char *kind;
+    la_semantic_opts chosen = *o;
+    LA_TRY(la_semantic_choose_model(&chosen, t));
+    o = &chosen;
     LA_TRY(la_semantic_embeddings(o, L, t, threads, &emb, &dim, &kind));
     la_simtile_params p;
     la_simtile_params_default(&p);

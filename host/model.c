@@ -4,6 +4,7 @@
  * fused); texts are tokenized on OpenMP threads, sorted by length and encoded in packed batches.
  */
 #include "model.h"
+#include "language.h"
 #include "la_cpus.h"
 
 #include "e5s1.h"
@@ -178,6 +179,27 @@ int la_model_default_installed(char *dir, size_t cap)
     if (!is_file(probe)) return 0;
     snprintf(dir, cap, "%s/%s", la_model_root(), LA_MODEL_DEFAULT);
     return 1;
+}
+
+const char *la_model_default_for(const char *const *texts, const size_t *lens, size_t n, la_text_label_fn label,
+                                 void *ctx, char *why, size_t cap)
+{
+    size_t other = 0, first = 0;
+    la_lang_verdict v = LA_LANG_ENGLISH, vi;
+    for (size_t i = 0; i < n; i++)
+        if ((vi = la_text_language(texts[i], lens[i])) != LA_LANG_ENGLISH && !other++) first = i, v = vi;
+    if (!other) {
+        snprintf(why, cap, "every text reads as English");
+        return LA_MODEL_DEFAULT;
+    }
+    char where[160], dir[PATH_MAX];
+    if (label) label(ctx, first, where, sizeof where);
+    else snprintf(where, sizeof where, "text %zu", first + 1);
+    snprintf(dir, sizeof dir, "%s/%s", la_model_root(), LA_MODEL_MULTILINGUAL);
+    int multi = la_model_is_dir(dir);
+    snprintf(why, cap, "%zu of %zu texts are not English (the first: %s, %s)%s", other, n, where,
+             la_lang_verdict_name(v), multi ? "" : ", but " LA_MODEL_MULTILINGUAL " is not installed");
+    return multi ? LA_MODEL_MULTILINGUAL : LA_MODEL_DEFAULT;
 }
 
 void la_model_free(la_model *m)

@@ -49,6 +49,15 @@ int la_model_is_dir(const char *dir);
 /* The default model's folder when one is installed: 1 and dir filled, else 0. */
 int la_model_default_installed(char *dir /* OUT */, size_t cap);
 
+/* The model to use when none is named, for these texts: LA_MODEL_MULTILINGUAL when it is installed
+ * and at least one text is not English (language.h), else LA_MODEL_DEFAULT. why (cap bytes) gets
+ * the finding: "every text reads as English", or how many texts are not English and the first of
+ * them (label(ctx, i, buf, size) writes text i's name; NULL: "text I"), and whether the
+ * multilingual model is missing. */
+typedef void (*la_text_label_fn)(void *ctx, size_t i, char *buf, size_t size);
+const char *la_model_default_for(const char *const *texts, const size_t *lens, size_t n, la_text_label_fn label,
+                                 void *ctx, char *why /* OUT */, size_t cap);
+
 /* Load a model folder. Free with la_model_free. Errors name the file and the field. */
 la_status la_model_open(const char *dir, la_model **out /* OUT */);
 void la_model_free(la_model *m);

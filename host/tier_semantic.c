@@ -199,6 +199,44 @@ static int has_text(const char *s)
     return 0;
 }
 
+static int uses_model(const la_semantic_opts *o)
+{
+    char dir[PATH_MAX];
+    return !o->nemb && !o->embedding_field && (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir)));
+}
+
+static void row_label(void *ctx, size_t i, char *buf, size_t size)
+{
+    const la_table *t = ctx;
+    const la_row *r = la_table_rows_const(t) + i;
+    snprintf(buf, size, "%s row %s", la_table_part_name(t, r->part), r->id);
+}
+
+la_status la_semantic_choose_model(la_semantic_opts *o, const la_table *t)
+{
+    if (!uses_model(o) || o->model_name) return LA_OK;
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    const char **texts = malloc((n + 1) * sizeof *texts);
+    size_t *lens = malloc((n + 1) * sizeof *lens);
+    la_status s = texts && lens ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    if (s == LA_OK) {
+        for (size_t i = 0; i < n; i++) {
+            texts[i] = rows[i].text ? rows[i].text : "";
+            lens[i] = strlen(texts[i]);
+        }
+        char why[300];
+        o->model_name = la_model_default_for(texts, lens, n, row_label, (void *)t, why, sizeof why);
+        snprintf(o->default_why, sizeof o->default_why, "default: %s, so %s runs%s", why, o->model_name,
+                 strcmp(o->model_name, LA_MODEL_DEFAULT) ? " (--model " LA_MODEL_DEFAULT " keeps the English one)"
+                 : strstr(why, "not installed") ? " (English only; scripts/install-deps.sh installs "
+                                                  LA_MODEL_MULTILINGUAL ")" : "");
+    }
+    free(texts);
+    free(lens);
+    return s;
+}
+
 /* The built-in encoder over every row's text (as given, not normalized: the model has its own
  * tokenizer). Rows with no text get zero vectors, which match nothing. */
 static int cmp_size(const void *x, const void *y)
@@ -215,9 +253,8 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
                              embed_run *r)
 {
     char dir[PATH_MAX];
-    int dflt = !o->model;
-    if (dflt) la_model_default_installed(dir, sizeof dir);
-    else LA_TRY(la_model_resolve(o->model_name ? o->model_name : LA_MODEL_DEFAULT, dir, sizeof dir));
+    int dflt = !o->model || o->default_why[0];
+    LA_TRY(la_model_resolve(o->model_name ? o->model_name : LA_MODEL_DEFAULT, dir, sizeof dir));
     la_model *m;
     la_status s = la_model_open(dir, &m);
     if (s != LA_OK) {
@@ -271,7 +308,9 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
         const char *fb;
         snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(m, &fb));
         snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
-        if (dflt)
+        if (o->default_why[0])
+            snprintf(r->why, sizeof r->why, "%s", o->default_why);
+        else if (dflt)
             snprintf(r->why, sizeof r->why, "default: model %s is installed in %s", la_model_name(m), la_model_root());
         else
             snprintf(r->why, sizeof r->why, "asked for (%s)", o->model_name ? "--model" : "--embed model");
@@ -339,11 +378,6 @@ static size_t texts_windowed(const embed_run *r)
     return k;
 }
 
-static int uses_model(const la_semantic_opts *o)
-{
-    char dir[PATH_MAX];
-    return !o->nemb && !o->embedding_field && (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir)));
-}
 
 /* The model's own calibrated threshold, when it has one (NAN otherwise). */
 static double model_threshold(const la_semantic_opts *o, const char **source)
@@ -520,6 +554,9 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
                            int threads, la_pairs *pairs, la_tier_out *out)
 {
     memset(out, 0, sizeof *out);
+    la_semantic_opts chosen = *o;
+    LA_TRY(la_semantic_choose_model(&chosen, t));
+    o = &chosen;
     embed_run run;
     LA_TRY(embed_rows(o, L, t, heldout, threads, !o->no_windows, &run));
     size_t dim = run.dim;

@@ -35,9 +35,17 @@ typedef struct la_semantic_opts {
     int embed_set;               /* --embed was given: no default choice is made */
     const char *model_name;      /* --model NAME|DIR (default: LA_MODEL_DEFAULT) */
     int no_windows;              /* --semantic-windows off: one vector per row, cut at the window */
+    char default_why[400];       /* why model_name was chosen for the rows (la_semantic_choose_model) */
 } la_semantic_opts;
 
 void la_semantic_opts_init(la_semantic_opts *o);
+
+/* When the built-in encoder runs and no model was named: the model for these rows (the
+ * multilingual one when a row is not English and it is installed: la_model_default_for), set in
+ * o->model_name with the reason in o->default_why. Call it on a copy of the options, once the rows
+ * are read; every later call (threshold, embeddings, the tier) then uses that model. LA_ENOMEM
+ * when out of memory. */
+la_status la_semantic_choose_model(la_semantic_opts *o, const la_table *t);
 void la_semantic_opts_free(la_semantic_opts *o);
 /* Options: "embeddings", "embedding-field", "embed", "model", "semantic-threshold",
  * "semantic-method", "semantic-topk", "semantic-windows". Returns LA_EUNSUPPORTED for other names. */

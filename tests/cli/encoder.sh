@@ -96,7 +96,7 @@ python3 - m/report.json m/pairs.jsonl "$hash" <<'PY' || fail "report.json should
 import json, sys
 s = json.load(open(sys.argv[1]))["findings"]["semantic"]
 assert s["model"]["name"] == "all-MiniLM-L6-v2" and s["model"]["weights"] == sys.argv[3], s
-assert s["embedding_choice"].startswith("default: model all-MiniLM-L6-v2 is installed"), s
+assert s["embedding_choice"] == "default: every text reads as English, so all-MiniLM-L6-v2 runs", s
 assert s["threshold"] == 0.82 and "all-MiniLM-L6-v2" in s["threshold_source"], s
 p = [json.loads(l) for l in open(sys.argv[2])]
 assert [(x["id_a"], x["id_b"]) for x in p] == [("d2", "t1")], p
@@ -133,3 +133,37 @@ PY
 grep -q "Pairs found through windows" w/report.md || fail "report.md should list the windowed pair"
 la audit --dev long_dev.jsonl --test long_test.jsonl --near off --semantic-windows off --out nw
 expect_rc 0
+
+check "a row in another language makes the default the multilingual model, and the report says which row"
+cat >zh_dev.jsonl <<'J'
+{"id":"d1","text":"How long does the kettle take to boil?"}
+{"id":"zh1","text":"山姆买了三个苹果，吃掉了其中一个。他现在还有几个苹果？"}
+J
+root=$("$LEAKAUDIT" models | sed -n 's/^Models in \(.*\):$/\1/p')
+if [ -e "$root/multilingual-e5-small" ]; then
+    la audit --dev zh_dev.jsonl --test test.jsonl --near off --out zh
+    [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+    python3 - zh/report.json <<'PY' || fail "the multilingual model should be chosen, naming the row"
+import json, sys
+s = json.load(open(sys.argv[1]))["findings"]["semantic"]
+assert s["model"]["name"] == "multilingual-e5-small", s["model"]
+assert s["embedding_choice"].startswith("default: 1 of 4 texts are not English (the first: dev row zh1, Chinese"), s
+assert "so multilingual-e5-small runs" in s["embedding_choice"], s
+assert s["threshold"] == 0.92 and "multilingual-e5-small" in s["threshold_source"], s
+PY
+    la audit --dev zh_dev.jsonl --test test.jsonl --near off --model all-MiniLM-L6-v2 --out zh_en
+    [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+    grep -q '"name": "all-MiniLM-L6-v2"' zh_en/report.json || fail "--model should keep the English model"
+else
+    echo "  (multilingual-e5-small is not installed: its choice is not checked)"
+fi
+mkdir -p english-only
+ln -s "$root/all-MiniLM-L6-v2" english-only/all-MiniLM-L6-v2
+LEAKAUDIT_MODELS="$PWD/english-only" la audit --dev zh_dev.jsonl --test test.jsonl --near off --out zh_missing
+[ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+grep -q "but multilingual-e5-small is not installed, so all-MiniLM-L6-v2 runs" zh_missing/report.json ||
+    fail "without the multilingual model the report should say the English one runs, and why"
+la embed zh_dev.jsonl --out zh.npy
+expect_rc 0
+grep -q "note: 1 of 2 texts are not English" err.txt || fail "embed should name the non-English texts"
+pass
