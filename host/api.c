@@ -384,7 +384,7 @@ void la_split_result_stats_get(const la_split_result *r, la_split_stats *out)
 size_t la_split_result_summary(const la_split_result *r, const char *dir, char *buf, size_t size)
 {
     la_buf b = {0};
-    la_split_summary(&r->st, dir ? dir : "", &b);
+    la_split_summary(&r->st, dir, &b);
     return give_text(&b, buf, size);
 }
 

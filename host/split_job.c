@@ -336,14 +336,17 @@ void la_split_summary(const la_split_state *st, const char *dir, la_buf *b)
                          "rejected %zu (rows read %zu)\n",
                       la_version(), (unsigned long long)j->ts.seed, k[LA_SET_DEMOS], k[LA_SET_DEV], k[LA_SET_TEST],
                       k[LA_SET_QUARANTINE], nrejects, n + nrejects);
-        la_buf_printf(b, "  dev share reached %.3f; majority-class floor %.1f%%; %s/manifest.md\n",
-                      st->ts.dev_share_reached, 100 * st->ts.majority_floor, dir);
+        la_buf_printf(b, "  dev share reached %.3f; majority-class floor %.1f%%", st->ts.dev_share_reached,
+                      100 * st->ts.majority_floor);
+        if (dir && *dir) la_buf_printf(b, "; %s/manifest.md", dir);
+        la_buf_printf(b, "\n");
     } else {
         char cut[11];
         la_date_format(j->cli.cutoff, cut);
         la_buf_printf(b, "leakaudit %s split at %s: dev %zu, test %zu, quarantine %zu rows; rejected %zu (rows read %zu)\n",
                       la_version(), cut, k[LA_SET_DEV], k[LA_SET_TEST], k[LA_SET_QUARANTINE], nrejects, n + nrejects);
-        la_buf_printf(b, "  outputs: %s/ (assignments.jsonl, dev.jsonl, test.jsonl, quarantine.jsonl, report.md)\n", dir);
+        if (dir && *dir)
+            la_buf_printf(b, "  outputs: %s/ (assignments.jsonl, dev.jsonl, test.jsonl, quarantine.jsonl, report.md)\n", dir);
     }
 }
 

@@ -79,7 +79,9 @@ void la_split_state_free(la_split_state *st);
 /* Write every file of a split into dir, atomically (outdir.h). */
 la_status la_split_write(const la_split_state *st, const char *dir);
 
-/* The two lines `leakaudit split` prints when it is done, naming dir as where the outputs are. */
+/* The two lines `leakaudit split` prints when it is done, naming dir as where the outputs are;
+ * with dir NULL or empty, what names the folder is left out (the chronological rule's second line,
+ * the three-set rule's manifest path). */
 void la_split_summary(const la_split_state *st, const char *dir, la_buf *b);
 
 /* Rows placed in each set, indexed by LA_SET_* (demos stays 0 under the chronological rule). */

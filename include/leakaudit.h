@@ -476,8 +476,8 @@ typedef struct la_split_stats {
 
 LA_API void la_split_result_stats_get(const la_split_result *r, la_split_stats *out /* OUT */);
 
-/* The summary `leakaudit split` prints when it is done (`dir` is named as where the outputs are),
- * as la_result_summary writes it. */
+/* The summary `leakaudit split` prints when it is done (`dir` is named as where the outputs are;
+ * NULL or "" leaves out what names the folder), as la_result_summary writes it. */
 LA_API size_t la_split_result_summary(const la_split_result *r, const char *dir, char *buf, size_t size);
 
 /* Write the files `leakaudit split --out dir` writes (assignments.jsonl, dev.jsonl, test.jsonl,
