@@ -234,7 +234,7 @@ static void same_as_cli(const char *const *opts, size_t nopts, const char *const
     char line[1 << 14];
     size_t rows = 0, quarantined = 0;
     while (fgets(line, sizeof line, f)) {
-        json_object *j = json_tokener_parse(line), *id, *out;
+        json_object *j = json_tokener_parse(line), *id = NULL, *out = NULL;
         assert_non_null(j);
         assert_true(json_object_object_get_ex(j, "id", &id) && json_object_object_get_ex(j, "split_out", &out));
         size_t i = la_table_find_id(t, json_object_get_string(id));
