@@ -1,7 +1,8 @@
 /*
- * api.c - the embedding entry points of include/leakaudit.h (la_options, la_audit_run,
- * la_result): the same options, pipeline and writers as `leakaudit audit` (pipeline.c), with the
- * option values copied and the results owned by the caller.
+ * api.c - the embedding entry points of include/leakaudit.h (la_options, la_audit_run, la_result,
+ * la_split_run, la_split_result): the same options, runs and writers as `leakaudit audit`
+ * (pipeline.c) and `leakaudit split` (split_job.c), with the option values copied and the results
+ * owned by the caller.
  */
 #include "arrow.h"
 #include "la_alloc.h"
@@ -9,6 +10,7 @@
 #include "outdir.h"
 #include "pipeline.h"
 #include "report_model.h"
+#include "split_job.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,11 +18,20 @@
 #include <string.h>
 
 struct la_options {
-    la_audit_job job;
+    int is_split;         /* made by la_options_new_split */
+    union {
+        la_audit_job audit;
+        la_split_job split;
+    } job;
     char **strings;       /* copies of every value and path: the job points into them */
     size_t nstrings, capstrings;
     la_arrow_input *arrow; /* inputs in memory, owned: released with the options */
     size_t narrow, caparrow;
+};
+
+struct la_split_result {
+    la_split_state st;
+    la_options *job;   /* as in la_result */
 };
 
 struct la_result {
@@ -29,13 +40,28 @@ struct la_result {
                           its strings are the caller's la_options', unused after la_audit_run) */
 };
 
+/* The common input options of either kind of job. */
+static la_cli *options_cli(la_options *o) { return o->is_split ? &o->job.split.cli : &o->job.audit.cli; }
+
 la_status la_options_new(la_options **out)
 {
     *out = NULL;
     la_options *o = calloc(1, sizeof *o);
     if (!o) return la_error(LA_ENOMEM, "out of memory creating audit options");
-    la_audit_job_init(&o->job);
-    o->job.cli.out = NULL; /* no folder to check: la_result_write takes one */
+    la_audit_job_init(&o->job.audit);
+    o->job.audit.cli.out = NULL; /* no folder to check: la_result_write takes one */
+    *out = o;
+    return LA_OK;
+}
+
+la_status la_options_new_split(la_options **out)
+{
+    *out = NULL;
+    la_options *o = calloc(1, sizeof *o);
+    if (!o) return la_error(LA_ENOMEM, "out of memory creating split options");
+    o->is_split = 1;
+    la_split_job_init(&o->job.split);
+    o->job.split.cli.out = NULL; /* la_split_result_write takes the folder */
     *out = o;
     return LA_OK;
 }
@@ -43,7 +69,8 @@ la_status la_options_new(la_options **out)
 void la_options_free(la_options *o)
 {
     if (!o) return;
-    la_audit_job_free(&o->job);
+    if (o->is_split) la_split_job_free(&o->job.split);
+    else la_audit_job_free(&o->job.audit);
     for (size_t k = 0; k < o->nstrings; k++) free(o->strings[k]);
     free(o->strings);
     for (size_t k = 0; k < o->narrow; k++) la_arrow_release(&o->arrow[k]);
@@ -63,43 +90,51 @@ static la_status keep(la_options *o, const char *s, const char **out)
     return LA_OK;
 }
 
-/* The entry of la_audit_options named `name`, or NULL. */
-static const struct option *find_option(const char *name)
+/* The entry of a command's option table named `name`, or NULL. */
+static const struct option *find_option(const struct option *table, const char *name)
 {
     const struct option *opt = NULL;
-    for (const struct option *p = la_audit_options; p->name; p++)
+    for (const struct option *p = table; p->name; p++)
         if (!strcmp(p->name, name)) opt = p;
     return opt;
 }
 
-int la_option_takes_value(const char *name)
+static int takes_value(const struct option *table, const char *name)
 {
-    const struct option *opt = name ? find_option(name) : NULL;
+    const struct option *opt = name ? find_option(table, name) : NULL;
     return !opt ? -1 : opt->has_arg != no_argument;
 }
+
+int la_option_takes_value(const char *name) { return takes_value(la_audit_options, name); }
+int la_split_option_takes_value(const char *name) { return takes_value(la_split_options, name); }
 
 la_status la_options_set(la_options *o, const char *name, const char *value)
 {
     if (!o || !name) return la_error(LA_EINVAL, "la_options_set: no options or no name");
-    const struct option *opt = find_option(name);
-    if (!opt || !strcmp(name, "help")) return la_error(LA_EINVAL, "la_options_set: '%s' is not an option of leakaudit audit", name);
+    const char *command = o->is_split ? "split" : "audit";
+    const struct option *opt = find_option(o->is_split ? la_split_options : la_audit_options, name);
+    if (!opt || !strcmp(name, "help"))
+        return la_error(LA_EINVAL, "la_options_set: '%s' is not an option of leakaudit %s", name, command);
     if (opt->has_arg == required_argument && !value) return la_error(LA_EINVAL, "--%s: a value is required", name);
     if (opt->has_arg == no_argument) value = NULL;
     if (!strcmp(name, "out")) return LA_OK; /* la_result_write takes the folder */
     const char *arg = NULL;
     if (value) LA_TRY(keep(o, value, &arg));
     int handled = 0;
-    la_status s = la_audit_job_option(&o->job, opt->val, opt->name, arg, &handled);
-    if (!handled) s = la_cli_option(&o->job.cli, opt->val, arg);
+    la_status s = o->is_split ? la_split_job_option(&o->job.split, opt->val, opt->name, arg, &handled)
+                              : la_audit_job_option(&o->job.audit, opt->val, opt->name, arg, &handled);
+    if (!handled) s = la_cli_option(options_cli(o), opt->val, arg);
     return s;
 }
 
 la_status la_options_add_input(la_options *o, const char *part, const char *path)
 {
     if (!o || !path) return la_error(LA_EINVAL, "la_options_add_input: no options or no path");
+    if (part && o->is_split)
+        return la_error(LA_EINVAL, "%s: a split places the rows by its rule: give the input without a partition", path);
     const char *p = NULL;
     LA_TRY(keep(o, path, &p));
-    if (!part) return la_cli_option(&o->job.cli, 1, p);
+    if (!part) return la_cli_option(options_cli(o), 1, p);
     size_t n = strlen(part) + 1 + strlen(path) + 1;
     char *spec = malloc(n);
     if (!spec) return la_error(LA_ENOMEM, "out of memory");
@@ -107,7 +142,7 @@ la_status la_options_add_input(la_options *o, const char *part, const char *path
     const char *kept = NULL;
     la_status s = keep(o, spec, &kept);
     free(spec);
-    if (s == LA_OK) s = la_cli_option(&o->job.cli, LA_OPT_PART, kept);
+    if (s == LA_OK) s = la_cli_option(options_cli(o), LA_OPT_PART, kept);
     return s;
 }
 
@@ -122,7 +157,8 @@ la_status la_options_add_arrow(la_options *o, const char *part, const char *name
     LA_TRY(la_options_add_input(o, part, name));
     /* the input's path pointer is what tells the loader to read this one from memory */
     la_arrow_input *in = &o->arrow[o->narrow++];
-    in->path = o->job.cli.inputs[o->job.cli.ninputs - 1].path;
+    const la_cli *c = options_cli(o);
+    in->path = c->inputs[c->ninputs - 1].path;
     in->schema = *schema;
     in->array = *array;
     schema->release = NULL;
@@ -130,28 +166,45 @@ la_status la_options_add_arrow(la_options *o, const char *part, const char *name
     return LA_OK;
 }
 
+/* Finishing fills defaults into the job: a run works on a shallow copy of o, so o stays as the
+ * caller set it. NULL when out of memory. */
+static la_options *working_copy(const la_options *o)
+{
+    la_options *w = malloc(sizeof *w);
+    if (!w) return NULL;
+    *w = *o;
+    la_cli *c = options_cli(w);
+    c->nowned = 0; /* the copy owns nothing of o's: o keeps its strings and arrays */
+    /* what finishing allocates (the paths it keeps, the fields record) is the copy's own */
+    c->paths = NULL;
+    c->npaths = c->cappaths = 0;
+    c->fields_json = NULL;
+    c->load.arrow = o->arrow;
+    c->load.narrow = o->narrow;
+    return w;
+}
+
+/* What finishing allocated in a working copy, and the copy itself (the rest is the options'). */
+static void working_copy_free(la_options *w)
+{
+    if (w) la_cli_free(options_cli(w));
+    free(w);
+}
+
 la_status la_audit_run(const la_options *o, la_result **out)
 {
     *out = NULL;
     if (!o) return la_error(LA_EINVAL, "la_audit_run: no options");
-    /* finishing fills defaults into the job: work on a copy so o stays as the caller set it */
-    la_options *w = malloc(sizeof *w);
+    if (o->is_split) return la_error(LA_EINVAL, "la_audit_run: these are options of a split (la_options_new_split)");
+    la_options *w = working_copy(o);
     la_result *r = calloc(1, sizeof *r);
     if (!w || !r) {
         free(w);
         free(r);
         return la_error(LA_ENOMEM, "out of memory starting an audit");
     }
-    *w = *o;
-    w->job.cli.nowned = 0; /* the copy owns nothing of o's: o keeps its strings and arrays */
-    /* what finishing allocates (the paths it keeps, the fields record) is the copy's own */
-    w->job.cli.paths = NULL;
-    w->job.cli.npaths = w->job.cli.cappaths = 0;
-    w->job.cli.fields_json = NULL;
-    w->job.cli.load.arrow = o->arrow;
-    w->job.cli.load.narrow = o->narrow;
-    la_status s = la_audit_job_finish(&w->job);
-    if (s == LA_OK) s = la_audit_execute(&w->job, !w->job.cli.quiet, &r->st);
+    la_status s = la_audit_job_finish(&w->job.audit);
+    if (s == LA_OK) s = la_audit_execute(&w->job.audit, !w->job.audit.cli.quiet, &r->st);
     r->job = w;
     if (s != LA_OK) {
         la_result_free(r);
@@ -165,8 +218,7 @@ void la_result_free(la_result *r)
 {
     if (!r) return;
     la_audit_state_free(&r->st);
-    if (r->job) la_cli_free(&r->job->job.cli); /* what finishing allocated in the copy */
-    free(r->job); /* a shallow copy: the other strings are the options' */
+    working_copy_free(r->job);
     free(r);
 }
 
@@ -225,30 +277,120 @@ void la_result_stats_get(const la_result *r, la_result_stats *out)
     out->exit_code = rep->exit_code;
 }
 
+/* b into the caller's buf as snprintf would (size bytes, NUL-terminated), freed; its length. */
+static size_t give_text(la_buf *b, char *buf, size_t size)
+{
+    size_t n = b->n;
+    if (size) {
+        size_t k = n < size - 1 ? n : size - 1;
+        if (k) memcpy(buf, b->p, k);
+        buf[k] = '\0';
+    }
+    la_buf_free(b);
+    return n;
+}
+
 size_t la_result_summary(const la_result *r, const char *dir, char *buf, size_t size)
 {
     la_buf b = {0};
     la_report_summary(&r->st.report, &r->st.audit, dir ? dir : "", &b);
-    size_t n = b.n;
-    if (size) {
-        size_t k = n < size - 1 ? n : size - 1;
-        if (k) memcpy(buf, b.p, k);
-        buf[k] = '\0';
-    }
-    la_buf_free(&b);
-    return n;
+    return give_text(&b, buf, size);
 }
 
-la_status la_result_write(const la_result *r, const char *dir)
+/* dir may be replaced and holds none of the inputs the loader read (the options may be gone). */
+static la_status check_dir(const la_loader *L, const char *dir)
 {
-    if (!r || !dir) return la_error(LA_EINVAL, "la_result_write: no result or no folder");
-    /* the inputs as the loader kept them: the options may be gone by now */
-    const la_loader *L = &r->st.loader;
     const char **paths = la_malloc_n(L->nfiles, sizeof *paths);
     if (!paths) return la_error(LA_ENOMEM, "out of memory");
     for (size_t k = 0; k < L->nfiles; k++) paths[k] = L->files[k].path;
     la_status s = la_outdir_check(dir, paths, L->nfiles);
     free(paths);
-    LA_TRY(s);
+    return s;
+}
+
+la_status la_result_write(const la_result *r, const char *dir)
+{
+    if (!r || !dir) return la_error(LA_EINVAL, "la_result_write: no result or no folder");
+    LA_TRY(check_dir(&r->st.loader, dir));
     return la_audit_write(&r->st, dir);
+}
+
+/* ---- splits ---- */
+
+la_status la_split_run(const la_options *o, la_split_result **out)
+{
+    *out = NULL;
+    if (!o) return la_error(LA_EINVAL, "la_split_run: no options");
+    if (!o->is_split) return la_error(LA_EINVAL, "la_split_run: these are options of an audit (make them with la_options_new_split)");
+    la_options *w = working_copy(o);
+    la_split_result *r = calloc(1, sizeof *r);
+    if (!w || !r) {
+        free(w);
+        free(r);
+        return la_error(LA_ENOMEM, "out of memory starting a split");
+    }
+    r->job = w;
+    const la_split_job *j = &w->job.split;
+    la_status s = la_split_job_finish(&w->job.split);
+    if (s == LA_OK) s = la_split_execute(j, &r->st);
+    if (s != LA_OK) {
+        la_split_result_free(r);
+        return s;
+    }
+    la_buf b = {0};
+    la_split_short(&r->st, j->cli.quiet, 0, &b);
+    fwrite(b.p, 1, b.n, stderr);
+    la_buf_free(&b);
+    *out = r;
+    return LA_OK;
+}
+
+void la_split_result_free(la_split_result *r)
+{
+    if (!r) return;
+    la_split_state_free(&r->st);
+    working_copy_free(r->job);
+    free(r);
+}
+
+const la_table *la_split_result_table(const la_split_result *r) { return r->st.table; }
+
+uint32_t la_split_result_set(const la_split_result *r, size_t row)
+{
+    return row < la_table_nrows(r->st.table) ? r->st.audit.out[row] : LA_OUTCOME_QUARANTINE;
+}
+
+const la_reject *la_split_result_rejects(const la_split_result *r, size_t *n)
+{
+    *n = r->st.loader.nrejects;
+    return r->st.loader.rejects;
+}
+
+void la_split_result_stats_get(const la_split_result *r, la_split_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t rows[LA_SET_COUNT];
+    la_split_counts(&r->st, rows);
+    out->rows_rejected = r->st.loader.nrejects;
+    out->rows_read = la_table_nrows(r->st.table) + out->rows_rejected;
+    out->demos = rows[LA_SET_DEMOS];
+    out->dev = rows[LA_SET_DEV];
+    out->test = rows[LA_SET_TEST];
+    out->quarantined = rows[LA_SET_QUARANTINE];
+    out->three_set = r->st.job->three_set;
+    out->exit_code = la_split_short(&r->st, 1, 0, NULL) ? LA_EXIT_LEAKS : LA_EXIT_CLEAN;
+}
+
+size_t la_split_result_summary(const la_split_result *r, const char *dir, char *buf, size_t size)
+{
+    la_buf b = {0};
+    la_split_summary(&r->st, dir, &b);
+    return give_text(&b, buf, size);
+}
+
+la_status la_split_result_write(const la_split_result *r, const char *dir)
+{
+    if (!r || !dir) return la_error(LA_EINVAL, "la_split_result_write: no result or no folder");
+    LA_TRY(check_dir(&r->st.loader, dir));
+    return la_split_write(&r->st, dir);
 }

@@ -7,7 +7,9 @@
  * type and error reporting, the row table, the link (pair) list, and the evidence kinds.
  *
  * It also runs a whole audit for a program that embeds the library (la_options, la_audit_run,
- * la_result, at the end): options in, links, clusters, assignments and statistics out.
+ * la_result, near the end): options in, links, clusters, assignments and statistics out; and a
+ * whole split (la_options_new_split, la_split_run, la_split_result, at the end): options in, every
+ * row's set out.
  *
  * It includes no CUDA, FAISS or third-party headers. It is not a stable ABI yet (0.x): the shared
  * library's SONAME carries the minor version (libleakaudit.so.0.1).
@@ -418,6 +420,71 @@ LA_API size_t la_result_summary(const la_result *r, const char *dir, char *buf, 
  * assignments.jsonl, the manifests, ...), atomically: dir is replaced only when it is absent,
  * empty or a report this tool wrote, and never when it holds an input. */
 LA_API la_status la_result_write(const la_result *r, const char *dir);
+
+/* ---- making a split ----------------------------------------------------------------------- */
+
+/* Options for a split instead of an audit: every setting `leakaudit split` takes, by the same
+ * names through la_options_set ("cutoff", "three-set", "seed", "dev-share", "demos-per-class",
+ * "min-share", "fingerprint-key", "backend", "near", "embed", the field options...), with the
+ * command's defaults (text optional; a date on every row under "cutoff", a label under
+ * "three-set"); the names split does not take ("dev", "test", "part", "heldout", "fail-on") are
+ * LA_EINVAL. Inputs come from la_options_add_input and la_options_add_arrow with part NULL: the
+ * rule places the rows, so a partition name is LA_EINVAL. la_audit_run refuses these options and
+ * la_split_run any others. Free with la_options_free. */
+LA_API la_status la_options_new_split(la_options **out /* OUT */);
+
+/* Whether the `leakaudit split` option `name` takes a value: 1, 0 for a flag ("three-set",
+ * "quiet"), -1 when it is not an option of leakaudit split. */
+LA_API int la_split_option_takes_value(const char *name);
+
+/* Everything one split decided; owned by the caller (la_split_result_free). */
+typedef struct la_split_result la_split_result;
+
+/* Run the split: read and validate the inputs, group rows (families, exact, near and, when asked,
+ * semantic copies) and place every group by the chronological rule ("cutoff") or the three-set
+ * rule ("three-set"), exactly as `leakaudit split` does. Writes no file. Like the command, it
+ * prints to stderr the first problems of an input refused under --on-invalid fail, and a line for
+ * a dev or test set under 5% of the rows placed or under "min-share" (only the failing one with
+ * "quiet"). On success *out is a new result; on failure *out is NULL and la_last_error() says why
+ * (LA_EINVAL and LA_EINPUT: options or input, the command's exit code 2). Thread-safe as
+ * la_audit_run. */
+LA_API la_status la_split_run(const la_options *o, la_split_result **out /* OUT */);
+LA_API void la_split_result_free(la_split_result *r);
+
+/* The rows, as read; borrowed, valid until la_split_result_free. Its partitions are the sets a
+ * row can be placed in ("demos" under the three-set rule, "dev", "test") and "input", the
+ * partition every row is read into. */
+LA_API const la_table *la_split_result_table(const la_split_result *r);
+
+/* The set of a row: the partition index of "demos", "dev" or "test" in the table, or
+ * LA_OUTCOME_QUARANTINE (a family spanning the cutoff; a later exact copy under three-set). */
+LA_API uint32_t la_split_result_set(const la_split_result *r, size_t row);
+
+/* Records that were rejected (never in the table), with their reasons; borrowed. */
+LA_API const la_reject *la_split_result_rejects(const la_split_result *r, size_t *n /* OUT */);
+
+/* The figures of the summary. */
+typedef struct la_split_stats {
+    size_t rows_read;          /* rows placed in the table + rows rejected */
+    size_t rows_rejected;
+    size_t demos, dev, test;   /* rows placed in each set (demos: three-set only) */
+    size_t quarantined;        /* rows set aside */
+    int three_set;             /* 1: the three-set rule; 0: the chronological rule */
+    int exit_code;             /* what `leakaudit split` would exit with: 0 done, 1 dev or test
+                                  under min-share */
+} la_split_stats;
+
+LA_API void la_split_result_stats_get(const la_split_result *r, la_split_stats *out /* OUT */);
+
+/* The summary `leakaudit split` prints when it is done (`dir` is named as where the outputs are;
+ * NULL or "" leaves out what names the folder), as la_result_summary writes it. */
+LA_API size_t la_split_result_summary(const la_split_result *r, const char *dir, char *buf, size_t size);
+
+/* Write the files `leakaudit split --out dir` writes (assignments.jsonl, dev.jsonl, test.jsonl,
+ * quarantine.jsonl, rejects.jsonl, report.json, report.md; under three-set manifest.json,
+ * manifest.md and demos.jsonl instead of report.md), atomically, under the rules of
+ * la_result_write. */
+LA_API la_status la_split_result_write(const la_split_result *r, const char *dir);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,14 @@ class Stats(ctypes.Structure):
                 ("leaks", ctypes.c_int), ("exit_code", ctypes.c_int)]
 
 
+class SplitStats(ctypes.Structure):
+    """la_split_stats."""
+
+    _fields_ = [("rows_read", ctypes.c_size_t), ("rows_rejected", ctypes.c_size_t), ("demos", ctypes.c_size_t),
+                ("dev", ctypes.c_size_t), ("test", ctypes.c_size_t), ("quarantined", ctypes.c_size_t),
+                ("three_set", ctypes.c_int), ("exit_code", ctypes.c_int)]
+
+
 def _path():
     env = os.environ.get("LEAKAUDIT_LIBRARY")
     if env:
@@ -81,6 +89,15 @@ def _load():
         "la_result_stats_get": ([vp, ctypes.POINTER(Stats)], None),
         "la_result_summary": ([vp, cp, ctypes.c_char_p, sz], sz),
         "la_result_write": ([vp, cp], ctypes.c_int),
+        "la_options_new_split": ([ctypes.POINTER(vp)], ctypes.c_int),
+        "la_split_option_takes_value": ([cp], ctypes.c_int),
+        "la_split_run": ([vp, ctypes.POINTER(vp)], ctypes.c_int),
+        "la_split_result_free": ([vp], None),
+        "la_split_result_table": ([vp], vp),
+        "la_split_result_set": ([vp, sz], ctypes.c_uint32),
+        "la_split_result_stats_get": ([vp, ctypes.POINTER(SplitStats)], None),
+        "la_split_result_summary": ([vp, cp, ctypes.c_char_p, sz], sz),
+        "la_split_result_write": ([vp, cp], ctypes.c_int),
         "la_table_nrows": ([vp], sz),
         "la_table_rows_const": ([vp], ctypes.POINTER(Row)),
         "la_table_npart": ([vp], ctypes.c_uint32),

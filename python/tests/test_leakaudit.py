@@ -4,7 +4,6 @@ DataFrames, pyarrow Tables, lists of dicts, Parquet files, a DatasetDict built h
 `leakaudit audit` on the JSONL files; bad rows are named NAME:ROW: FIELD; clean() returns the
 caller's type; gate() exits as the program would."""
 
-import json
 import os
 import subprocess
 import sys
@@ -16,27 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import leakaudit
+from common import DEV, TEST, cli_path, read, rows
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DEV = os.path.join(ROOT, "examples", "gsm8k", "dev.jsonl")
-TEST = os.path.join(ROOT, "examples", "gsm8k", "test.jsonl")
 OPTS = {"text-field": "question", "cutoff": "2026-01-01", "embed": "lexical", "threads": "2"}
 FILES = ("pairs.jsonl", "clusters.jsonl", "assignments.jsonl")
-
-
-def cli_path():
-    here = os.path.join(os.path.dirname(leakaudit.__file__), "bin", "leakaudit")
-    return os.environ.get("LEAKAUDIT_CLI", here)
-
-
-def rows(path):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def read(folder, name):
-    with open(os.path.join(folder, name), encoding="utf-8") as f:
-        return f.read()
 
 
 @pytest.fixture(scope="module")

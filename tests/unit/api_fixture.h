@@ -1,7 +1,8 @@
 /*
  * api_fixture.h - what the tests of the embedding API share: a scratch folder made for the test
- * program and removed with all it holds, and audit options for quick runs (the lexical embedding,
- * one thread). Header-only, for cmocka tests; include after <cmocka.h>.
+ * program and removed with all it holds, and options for quick runs: an audit's with the lexical
+ * embedding on one thread, a split's quiet on one thread. Header-only, for cmocka tests; include
+ * after <cmocka.h>.
  */
 #ifndef LA_TEST_API_FIXTURE_H
 #define LA_TEST_API_FIXTURE_H
@@ -29,12 +30,22 @@ static int scratch_teardown(void **state)
 }
 
 /* New options with the lexical embedding on one thread. */
-static la_options *quick_options(void)
+static inline la_options *quick_options(void)
 {
     la_options *o = NULL;
     assert_int_equal(la_options_new(&o), LA_OK);
     assert_int_equal(la_options_set(o, "embed", "lexical"), LA_OK);
     assert_int_equal(la_options_set(o, "threads", "1"), LA_OK);
+    return o;
+}
+
+/* New split options, quiet, on one thread. */
+static inline la_options *quick_split_options(void)
+{
+    la_options *o = NULL;
+    assert_int_equal(la_options_new_split(&o), LA_OK);
+    assert_int_equal(la_options_set(o, "threads", "1"), LA_OK);
+    assert_int_equal(la_options_set(o, "quiet", NULL), LA_OK);
     return o;
 }
 
