@@ -211,7 +211,7 @@ static la_status compare_time(const la_table *t, const la_audit *a, const la_bas
         free(ids);
         return la_error(LA_ENOMEM, "out of memory comparing with the baseline");
     }
-    memcpy(ids, b->time_ids, b->ntime * sizeof *ids);
+    if (b->ntime) memcpy(ids, b->time_ids, b->ntime * sizeof *ids); /* time_ids is NULL when there are none */
     qsort(ids, b->ntime, sizeof *ids, cmp_str);
     for (size_t i = 0; i < a->ntime; i++) {
         const char *id = rows[a->time_rows[i]].id;

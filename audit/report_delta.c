@@ -134,9 +134,9 @@ static void md_link_row(la_buf *b, int grade, uint32_t kinds, const char *seen, 
 static void md_baseline(const la_report *r, const la_delta *d, la_buf *b)
 {
     const la_row *rows = la_table_rows_const(r->table);
-    la_buf_puts(b, "## Since the baseline\n\nAgainst `");
+    la_buf_puts(b, "## Since the baseline\n\nAgainst ");
     la_buf_md_cell(b, d->baseline_path, 200);
-    la_buf_printf(b, "`: **%zu new**, %zu known and %zu resolved links; %zu of %zu rows on the wrong side of the cutoff "
+    la_buf_printf(b, ": **%zu new**, %zu known and %zu resolved links; %zu of %zu rows on the wrong side of the cutoff "
                      "are new.%s\n\n",
                   d->nnew, d->nknown, d->nresolved, d->ntime_new, r->audit->ntime,
                   d->fail_on_new ? " Only new links and rows fail the run (--fail-on-new)." : "");
@@ -169,9 +169,9 @@ static void md_waivers(const la_delta *d, la_buf *b)
 {
     char today[11];
     la_date_format(d->today, today);
-    la_buf_puts(b, "## Waivers\n\n`");
+    la_buf_puts(b, "## Waivers\n\n");
     la_buf_md_cell(b, d->waivers_path, 200);
-    la_buf_printf(b, "`, checked on %s: %zu active (%zu links waived: listed, not gating), %zu expired (they waive "
+    la_buf_printf(b, ", checked on %s: %zu active (%zu links waived: listed, not gating), %zu expired (they waive "
                      "nothing), %zu stale (they name no link of this run).\n\n",
                   today, d->nactive, d->nwaived_links, d->nexpired, d->nstale);
     if (!d->waivers->n) return;
