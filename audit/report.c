@@ -18,13 +18,13 @@ void la_report_summarize(la_report *r)
 {
     int leaks = 0;
     for (size_t k = 0; k < r->pairs->n && !leaks; k++)
-        if (la_gate_fails(&r->gate, &r->pairs->v[k])) leaks = 1;
-    if ((la_gate_kinds(&r->gate) & LA_KIND_TIME) && r->audit->ntime) leaks = 1;
+        if (la_report_link_fails(r, k, -1)) leaks = 1;
+    if ((la_gate_kinds(&r->gate) & LA_KIND_TIME) && la_report_time_failing(r)) leaks = 1;
     r->leaks = leaks;
     r->exit_code = leaks ? 1 : 0;
 }
 
-static void kinds_json(la_buf *b, uint32_t kinds)
+void la_report_kinds_json(la_buf *b, uint32_t kinds)
 {
     la_buf_putc(b, '[');
     int first = 1;
@@ -242,7 +242,7 @@ static void json_suspects(const la_report *r, la_buf *b)
             la_buf_puts(b, ", \"id_b\": ");
             la_buf_json_str(b, rows[pp->b].id);
             la_buf_puts(b, ", \"kinds\": ");
-            kinds_json(b, pp->kinds);
+            la_report_kinds_json(b, pp->kinds);
             la_buf_puts(b, ", \"strength\": ");
             la_buf_json_num(b, la_pair_strength(pp));
             la_buf_putc(b, '}');
@@ -322,6 +322,7 @@ la_status la_report_json(const la_report *r, la_buf *b)
             la_buf_puts(b, ": ");
             la_buf_puts(b, r->sections[k].json);
         }
+    la_report_delta_json(r, b);
     la_buf_puts(b, "\n  },\n");
 
     json_statistics(r, b);
@@ -383,6 +384,7 @@ la_status la_report_md(const la_report *r, la_buf *b)
     la_buf_printf(b, "\nTime: %zu rows on the wrong side of the cutoff. Exact: %zu duplicate rows within a partition, "
                      "%zu label conflicts.\n\n",
                   r->audit->ntime, r->ndup, r->nconflicts);
+    la_report_delta_md(r, b);
     size_t empty = 0;
     for (size_t i = 0; i < la_table_nrows(t); i++) empty += !rows[i].norm || rows[i].norm_len == 0;
     if (empty)
@@ -561,7 +563,7 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
         la_buf_puts(b, ",\"split_b\":");
         la_buf_json_str(b, la_table_part_name(r->table, rows[p->b].part));
         la_buf_puts(b, ",\"kinds\":");
-        kinds_json(b, p->kinds);
+        la_report_kinds_json(b, p->kinds);
         la_buf_puts(b, ",\"grade\":");
         if (la_grade_name(p->grade)) la_buf_json_str(b, la_grade_name(p->grade));
         else la_buf_puts(b, "null");
@@ -590,6 +592,7 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
                 la_buf_json_str(b, frame.p);
             }
         }
+        la_report_delta_pair_json(r, k, b);
         la_buf_puts(b, "}\n");
     }
     la_status fs = la_buf_status(&frame);
@@ -767,7 +770,7 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
         int suspect = 0;
         for (size_t k = 0; k < r->audit->nsuspects; k++) suspect |= r->audit->suspects[k].cluster == c;
         la_buf_printf(b, "{\"cluster\":%u,\"rows\":%zu,\"pairs\":%zu,\"kinds\":", c, e - g, npairs[c]);
-        kinds_json(b, kinds[c]);
+        la_report_kinds_json(b, kinds[c]);
         la_buf_printf(b, ",\"suspect\":%s,\"members\":{", suspect ? "true" : "false");
         uint32_t cur = UINT32_MAX;
         for (size_t i = g; i < e; i++) {

@@ -9,6 +9,7 @@
 #include "audit.h"
 #include "buf.h"
 #include "leakaudit.h"
+#include "link_delta.h"
 
 #define LA_REPORT_SCHEMA_VERSION 2
 /* A named block that a later tier contributes: `json` is a complete JSON value placed under
@@ -55,6 +56,8 @@ typedef struct la_report {
     const char *const *param_values;
     size_t nparams;
     la_gate gate;                       /* --fail-on: kinds and grades that fail the run (all zero: none) */
+    const la_delta *delta;              /* --baseline, --waivers, --fail-on-new: links new, known and waived
+                                           (link_delta.h); NULL when none of them is given */
     size_t heldout_compared;            /* held-out rows with text, compared against a seen row with text */
     size_t template_numbers;            /* links held at related because their numbers differ */
     size_t slot_upgrades;               /* links made near by slot evidence (docs/grades.md) */
@@ -70,7 +73,8 @@ typedef struct la_report {
     int exit_code;
 } la_report;
 
-/* Decide leaks and exit code from the findings and the gate. */
+/* Decide leaks and exit code from the findings, the gate and (when r->delta is set) the waivers and
+ * --fail-on-new. */
 void la_report_summarize(la_report *r);
 
 la_status la_report_json(const la_report *r, la_buf *out);

@@ -50,7 +50,7 @@ la_status la_report_junit(const la_report *r, la_buf *b)
     size_t counts[LA_KIND_COUNT], failures = 0, skipped = 0;
     for (int k = 0; k < LA_KIND_COUNT; k++) {
         uint32_t bit = 1u << k;
-        counts[k] = bit == LA_KIND_TIME ? r->audit->ntime : la_report_gating_count(r, bit);
+        counts[k] = bit == LA_KIND_TIME ? la_report_time_failing(r) : la_report_gating_count(r, bit);
         if (!r->gate.min_grade[k]) skipped++;
         else if (counts[k]) failures++;
     }
@@ -65,7 +65,7 @@ la_status la_report_junit(const la_report *r, la_buf *b)
         la_buf_puts(b, "' boundary\">\n");
         if (!r->gate.min_grade[k]) {
             la_buf_printf(b, "    <skipped message=\"%s is not in --fail-on; %zu found\"/>\n", name,
-                          bit == LA_KIND_TIME ? counts[k] : la_report_kind_count(r, bit));
+                          bit == LA_KIND_TIME ? r->audit->ntime : la_report_kind_count(r, bit));
         } else if (counts[k]) {
             if (bit == LA_KIND_TIME)
                 la_buf_printf(b, "    <failure message=\"%zu rows on the wrong side of the cutoff\" type=\"leak\">",
@@ -77,14 +77,16 @@ la_status la_report_junit(const la_report *r, la_buf *b)
                               bit == LA_KIND_FAMILY ? "" : " or above");
             size_t shown = 0;
             if (bit == LA_KIND_TIME) {
-                for (size_t i = 0; i < r->audit->ntime && shown < 20; i++, shown++) {
+                for (size_t i = 0; i < r->audit->ntime && shown < 20; i++) {
+                    if (!la_delta_time_fails(r->delta, i)) continue;
+                    shown++;
                     xml_text(b, rows[r->audit->time_rows[i]].id);
                     la_buf_putc(b, '\n');
                 }
             } else {
                 for (size_t q = 0; q < r->pairs->n && shown < 20; q++) {
                     const la_pair *p = &r->pairs->v[q];
-                    if (!la_gate_kind_fails(&r->gate, p, k)) continue;
+                    if (!la_report_link_fails(r, q, k)) continue;
                     xml_text(b, rows[p->a].id);
                     la_buf_puts(b, " ~ ");
                     xml_text(b, rows[p->b].id);

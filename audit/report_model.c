@@ -47,7 +47,19 @@ size_t la_report_gating_count(const la_report *r, uint32_t kind)
     int k = 0;
     while (k < LA_KIND_COUNT && (1u << k) != kind) k++;
     size_t n = 0;
-    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)la_gate_kind_fails(&r->gate, &r->pairs->v[q], k);
+    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)la_report_link_fails(r, q, k);
+    return n;
+}
+
+int la_report_link_fails(const la_report *r, size_t k, int kind)
+{
+    return la_delta_link_fails(r->delta, &r->gate, &r->pairs->v[k], k, kind);
+}
+
+size_t la_report_time_failing(const la_report *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->audit->ntime; i++) n += (size_t)la_delta_time_fails(r->delta, i);
     return n;
 }
 
@@ -64,7 +76,7 @@ size_t la_report_grade_count(const la_report *r, uint32_t kind, int grade)
 size_t la_report_gating_pairs(const la_report *r)
 {
     size_t n = 0;
-    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)la_gate_fails(&r->gate, &r->pairs->v[q]);
+    for (size_t q = 0; q < r->pairs->n; q++) n += (size_t)la_report_link_fails(r, q, -1);
     return n;
 }
 

@@ -18,14 +18,22 @@ la_part_counts *la_report_count_parts(const la_report *r, size_t *norphan_reject
 /* Pairs that carry a kind bit. */
 size_t la_report_kind_count(const la_report *r, uint32_t kind);
 
-/* Pairs that carry a kind bit and fail the gate through it (family and time: all of them; graded
- * kinds: at the gate's grade or stronger). */
+/* Pairs that carry a kind bit and fail the run through it (family and time: all of them; graded
+ * kinds: at the gate's grade or stronger; less the kinds waived, and with --fail-on-new the known
+ * links: la_delta_link_fails). */
 size_t la_report_gating_count(const la_report *r, uint32_t kind);
+
+/* 1 when link k of r->pairs fails the run through kind index `kind`, or any kind for -1. */
+int la_report_link_fails(const la_report *r, size_t k, int kind);
+
+/* Rows on the wrong side of the cutoff that fail the run when the gate names time (with
+ * --fail-on-new: those the baseline does not list). */
+size_t la_report_time_failing(const la_report *r);
 
 /* Pairs that carry a kind bit (0: any) and have this grade. */
 size_t la_report_grade_count(const la_report *r, uint32_t kind, int grade);
 
-/* Pairs that fail the gate. */
+/* Pairs that fail the run (la_report_link_fails). */
 size_t la_report_gating_pairs(const la_report *r);
 
 /* The held-out row's words that the other row of p also has, in the held-out row's order, with
@@ -76,7 +84,21 @@ extern const char la_review_css[];
 int la_report_small_set_warning(la_buf *b, const char *what, double p, size_t n);
 void la_report_random_split_sentence(la_buf *b, const la_heldout_stats *s);
 
+/* Kind names as a JSON array. */
+void la_report_kinds_json(la_buf *b, uint32_t kinds);
+
 /* Kind names joined by sep. */
 void la_report_kinds_text(la_buf *b, uint32_t kinds, const char *sep);
+
+/* report_delta.c: what --baseline and --waivers add to the reports; each writes nothing when
+ * r->delta is NULL. The fields of link k closing its pairs.jsonl line (text hashes and baseline
+ * status; waived and its waivers): */
+void la_report_delta_pair_json(const la_report *r, size_t k, la_buf *b);
+/* findings.baseline and findings.waivers of report.json, each opening with ",\n    ": */
+void la_report_delta_json(const la_report *r, la_buf *b);
+/* report.md's sections "Since the baseline" and "Waivers": */
+void la_report_delta_md(const la_report *r, la_buf *b);
+/* The summary's lines about the baseline and the waivers: */
+void la_report_delta_summary(const la_report *r, la_buf *b);
 
 #endif /* LA_REPORT_MODEL_H */

@@ -4,6 +4,7 @@
  * buffer for the command and for la_result_summary. Not for: deciding anything (report.c).
  */
 #include "report.h"
+#include "report_model.h"
 
 #include <math.h>
 
@@ -50,6 +51,7 @@ void la_report_summary(const la_report *r, const la_audit *a, const char *dir, l
     la_buf_printf(b, "  quarantined %zu rows; clean %s: %zu of %zu rows, 95%% interval ±%.1f points at %.1f%% accuracy (%s)%s\n",
            quarantined, la_table_part_name(t, r->heldout), held_kept, held, held_kept ? 100 * hw : 100.0, 100 * acc,
            scored ? "observed" : "assumed", held_kept == 0 || hw > 0.05 ? " (too wide to gate a release)" : "");
+    la_report_delta_summary(r, b);
     la_buf_printf(b, "  reports: %s/report.html for review, report.md (also report.json, pairs.jsonl, assignments.jsonl, manifests)\n", dir);
     la_buf_printf(b, "  exit %d: %s\n", r->exit_code, r->leaks ? "leaks found" : "no leaks");
 }

@@ -10,14 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
-enum { OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR, OPT_PROGRESS };
+enum {
+    OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR, OPT_PROGRESS,
+    OPT_BASELINE, OPT_WAIVERS, OPT_TODAY, OPT_FAIL_ON_NEW
+};
 
 const struct option la_audit_options[] = {LA_CLI_COMMON_OPTIONS,
                                           {"resolve", required_argument, 0, OPT_RESOLVE},
                                           {"max-cluster", required_argument, 0, OPT_MAX_CLUSTER},
                                           {"backend", required_argument, 0, OPT_BACKEND},
                                           {"progress", required_argument, 0, OPT_PROGRESS},
+                                          {"baseline", required_argument, 0, OPT_BASELINE},
+                                          {"waivers", required_argument, 0, OPT_WAIVERS},
+                                          {"today", required_argument, 0, OPT_TODAY},
+                                          {"fail-on-new", no_argument, 0, OPT_FAIL_ON_NEW},
                                           LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                           {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                           {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
@@ -34,6 +42,7 @@ void la_audit_job_init(la_audit_job *j)
     j->link_grade = LA_GRADE_NEAR;
     j->max_cluster = LA_DEFAULT_MAX_CLUSTER;
     j->backend = LA_BACKEND_AUTO;
+    j->today = LA_NO_DATE;
     la_semantic_opts_init(&j->semantic);
     la_near_opts_init(&j->near);
 }
@@ -54,6 +63,13 @@ la_status la_audit_job_option(void *job, int opt, const char *name, const char *
     case OPT_RESOLVE: return la_resolve_parse_grade(arg, &j->resolve, &j->link_grade);
     case OPT_BACKEND: return la_backend_parse(arg, &j->backend);
     case OPT_PROGRESS: return la_progress_parse(arg, &j->progress);
+    case OPT_BASELINE: j->baseline = arg; return LA_OK;
+    case OPT_WAIVERS: j->waivers = arg; return LA_OK;
+    case OPT_FAIL_ON_NEW: j->fail_on_new = 1; return LA_OK;
+    case OPT_TODAY:
+        if (la_date_parse(arg, strlen(arg), 0, &j->today) != LA_OK)
+            return la_error(LA_EINVAL, "--today %s: expected a date YYYY-MM-DD that exists on the calendar", arg);
+        return LA_OK;
     case OPT_MAX_CLUSTER: {
         char *end;
         long v = strtol(arg, &end, 10);
@@ -69,8 +85,16 @@ la_status la_audit_job_option(void *job, int opt, const char *name, const char *
 la_status la_audit_job_finish(la_audit_job *j)
 {
     j->cli.load.embedding_field = j->semantic.enabled ? j->semantic.embedding_field : NULL;
-    j->cli.extra_inputs = j->semantic.emb_path;
-    j->cli.nextra = j->semantic.nemb;
+    if (j->fail_on_new && !j->baseline)
+        return la_error(LA_EINVAL, "--fail-on-new gates on the links that are new since a baseline: give --baseline DIR "
+                                   "(the output folder of an earlier run)");
+    if (j->today != LA_NO_DATE && !j->waivers)
+        return la_error(LA_EINVAL, "--today sets the day waivers expire against: give --waivers FILE");
+    size_t n = 0;
+    for (size_t k = 0; k < j->semantic.nemb; k++) j->extra[n++] = j->semantic.emb_path[k];
+    if (j->waivers) j->extra[n++] = j->waivers; /* an input too: it must not lie inside --out */
+    j->cli.extra_inputs = j->extra;
+    j->cli.nextra = n;
     return la_cli_finish(&j->cli);
 }
 
@@ -245,6 +269,40 @@ static la_status decide_stage(const la_audit_job *j, const la_audit_opts *ao, la
     return LA_OK;
 }
 
+/* Today's date in the local time zone (TZ), days since 1970-01-01. */
+static int32_t local_today(void)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    char d[16];
+    int32_t days = 0;
+    if (!localtime_r(&now, &tm) || strftime(d, sizeof d, "%Y-%m-%d", &tm) != 10 || la_date_parse(d, 10, 0, &days) != LA_OK)
+        return (int32_t)(now / 86400); /* no time zone to be had: the UTC date */
+    return days;
+}
+
+/* --baseline and --waivers: read before any work, so a bad file stops the run at once. */
+static la_status read_delta_inputs(const la_audit_job *j, la_audit_state *st)
+{
+    if (j->baseline) LA_TRY(la_baseline_read(j->baseline, &st->baseline));
+    if (j->waivers) LA_TRY(la_waivers_read(j->waivers, &st->waivers));
+    return LA_OK;
+}
+
+/* This run's links against the baseline and the waivers (the links sorted already). */
+static la_status delta_stage(const la_audit_job *j, la_audit_state *st)
+{
+    if (!j->baseline && !j->waivers) return LA_OK;
+    int32_t today = j->today != LA_NO_DATE ? j->today : local_today();
+    LA_TRY(la_delta_compute(st->table, &st->pairs, &st->audit, &j->cli.gate, j->baseline ? &st->baseline : NULL,
+                            j->waivers ? &st->waivers : NULL, today, &st->delta));
+    st->delta.baseline_path = j->baseline;
+    st->delta.waivers_path = j->waivers;
+    st->delta.fail_on_new = j->fail_on_new;
+    st->report.delta = &st->delta;
+    return LA_OK;
+}
+
 /* The audit's own fields of the report model, beyond la_report_init's. */
 static void report_stage(const la_audit_job *j, la_audit_state *st)
 {
@@ -270,7 +328,6 @@ static void report_stage(const la_audit_job *j, la_audit_state *st)
     r->sections = st->sections;
     r->nsections = st->nsections;
     r->timings = st->timings;
-    la_report_summarize(r);
 }
 
 la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
@@ -286,6 +343,7 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
         fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend.note);
     snprintf(st->backend_note, sizeof st->backend_note, "%s", st->backend.note);
 
+    LA_TRY(read_delta_inputs(j, st));
     st->progress = la_progress_new(j->progress, !warn, "leakaudit audit:", stderr);
     double t0 = la_now(), since = t0;
     double bytes = 0;
@@ -311,6 +369,8 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
     LA_TRY(tier_stage(j, warn, st, &since));
     LA_TRY(decide_stage(j, &ao, st, &since));
     report_stage(j, st);
+    LA_TRY(delta_stage(j, st));
+    la_report_summarize(&st->report);
     add_timing(st, "decide_s", &since);
     la_progress_end(st->progress, NULL);
     add_timing(st, "total_s", &t0);
@@ -321,6 +381,9 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
 void la_audit_state_free(la_audit_state *st)
 {
     la_progress_free(st->progress);
+    la_delta_free(&st->delta);
+    la_waivers_free(&st->waivers);
+    la_baseline_free(&st->baseline);
     la_tier_out_free(&st->semantic);
     la_tier_out_free(&st->near);
     la_audit_free(&st->audit);

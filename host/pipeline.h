@@ -10,6 +10,7 @@
 #define LA_PIPELINE_H
 
 #include "backend.h"
+#include "baseline.h"
 #include "cli.h"
 #include "dispatch.h"
 #include "exact.h"
@@ -17,6 +18,7 @@
 #include "progress.h"
 #include "report.h"
 #include "tiers.h"
+#include "waivers.h"
 
 /* The options of one audit: the common input options and audit's own. */
 typedef struct la_audit_job {
@@ -28,6 +30,11 @@ typedef struct la_audit_job {
     la_semantic_opts semantic;
     la_near_opts_cli near;
     la_progress_mode progress;  /* --progress (the command's; the library passes warn = 0: none) */
+    const char *baseline;       /* --baseline DIR: an earlier run's output folder, or NULL */
+    const char *waivers;        /* --waivers FILE, or NULL */
+    int32_t today;              /* --today: the day waivers are checked against; LA_NO_DATE: the local date */
+    int fail_on_new;            /* --fail-on-new: only links new since the baseline fail the run */
+    const char *extra[LA_MAX_EMB_FILES + 1];  /* files read besides the inputs (la_cli.extra_inputs) */
 } la_audit_job;
 
 /* The long options of `leakaudit audit` (getopt_long table, ends with a zero entry). */
@@ -62,6 +69,9 @@ typedef struct la_audit_state {
     la_report_timing timings[10 + LA_MAX_STAGES];
     char stage_names[LA_MAX_STAGES][48];
     size_t ntimings;
+    la_baseline baseline;         /* --baseline: the earlier run's links */
+    la_waivers waivers;           /* --waivers */
+    la_delta delta;               /* what the two say about this run's links */
     la_report report;             /* filled once the decisions are made */
     la_progress *progress;        /* NULL when progress is off */
     size_t stage_links;           /* links when the current progress stage began */
