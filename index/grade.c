@@ -210,14 +210,29 @@ static int ctx_has(const u64v *ctx, uint64_t context, uint64_t number)
     return 0;
 }
 
+/* How many times a row states number `number` between two words (ctx: its (context, number) pairs). */
+static size_t ctx_count(const u64v *ctx, uint64_t number)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ctx->n; i++) k += ctx->v[2 * i + 1] == number;
+    return k;
+}
+
 /* Held-out number `number` between the words of `context`: does the other row state there, instead,
- * a number that the held-out row never states between those words? (A number moved elsewhere, or
- * another of the held-out row's numbers in a repeated frame, is not a restatement.) */
+ * a number of its own? Not when it states the held-out row's number there too (a repeated frame),
+ * nor when the number it states there is one the held-out row states as often elsewhere: a number
+ * moved, or two of the row's numbers trading places in a reworded sentence. A template sibling
+ * brings numbers of its own, or states one of the row's numbers more often than the row does ("3
+ * books... takes 3" against "3 books... takes 2 ... twice"). */
 static int restated(const u64v *a_ctx, const u64v *b_ctx, uint64_t context, uint64_t number)
 {
     if (ctx_has(a_ctx, context, number)) return 0;
-    for (size_t i = ctx_first(a_ctx, context); i < a_ctx->n && a_ctx->v[2 * i] == context; i++)
-        if (!ctx_has(b_ctx, context, a_ctx->v[2 * i + 1])) return 1;
+    for (size_t i = ctx_first(a_ctx, context); i < a_ctx->n && a_ctx->v[2 * i] == context; i++) {
+        uint64_t other = a_ctx->v[2 * i + 1];
+        if (ctx_has(b_ctx, context, other)) continue;
+        size_t in_b = ctx_count(b_ctx, other);
+        if (!in_b || ctx_count(a_ctx, other) > in_b) return 1;
+    }
     return 0;
 }
 
