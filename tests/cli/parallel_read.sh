@@ -51,16 +51,17 @@ with open("test.jsonl", "w") as f:
 with open("extra.jsonl", "w") as f:
     for i in range(6000):
         f.write(line({"text": sentence(rnd.randint(20, 50))}) + "\n")
-# embeddings: the first rows' vectors are bad, so a later one fixes the length all must have
+# embeddings: the first rows' vectors are bad, so a later one fixes the length all must have;
+# the text at a dotted path
 with open("vdev.jsonl", "w") as f, open("vtest.jsonl", "w") as g:
     for i in range(8000):
         vec = [rnd.uniform(-1, 1) for _ in range(4)]
         if i < 3: vec = [0, 0, 0, 0]
         elif i % 1000 == 7: vec = vec[:3]
         elif i % 1000 == 11: vec = vec[:2] + ["x", 1]
-        f.write(line({"id": "v%d" % i, "text": sentence(30), "vec": vec}) + "\n")
+        f.write(line({"id": "v%d" % i, "body": {"text": sentence(30)}, "vec": vec}) + "\n")
     for i in range(200):
-        g.write(line({"id": "w%d" % i, "text": sentence(30), "vec": [rnd.uniform(-1, 1) for _ in range(4)]}) + "\n")
+        g.write(line({"id": "w%d" % i, "body": {"text": sentence(30)}, "vec": [rnd.uniform(-1, 1) for _ in range(4)]}) + "\n")
 PY
 
 check "the inputs are cut into many chunks (of 256 KiB)"
@@ -117,13 +118,14 @@ same_outputs out1 out8
 
 check "embedding checks that depend on the rows before them come out the same at 1, 2 and 8 threads"
 for t in 1 2 8; do
-    la audit --dev vdev.jsonl --test vtest.jsonl --near off --embedding-field vec --on-invalid reject \
+    la audit --dev vdev.jsonl --test vtest.jsonl --near off --embedding-field vec --text-field body.text --on-invalid reject \
         --threads "$t" --out "vout$t"
     [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
 done
 expect_has vout1/rejects.jsonl 'vec: expected 4 numbers as in the first row, got 3'
 expect_has vout1/rejects.jsonl 'vec: vector is all zeros'
 expect_has vout1/rejects.jsonl 'vec: element 2: expected a number, got a string'
+[ "$(json_get vout1/report.json 'j["counts"]["rows_placed"]')" -gt 8000 ] || fail "the rows' text at body.text was not found"
 same_outputs vout1 vout2
 same_outputs vout1 vout8
 
