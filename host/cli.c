@@ -558,6 +558,7 @@ la_status la_cli_finish(la_cli *c)
 
 la_status la_cli_load(la_cli *c, la_table *t, la_loader *L)
 {
+    c->load.threads = c->threads;
     la_loader_init(L, t, &c->load);
     /* partitions in command-line order, so indices do not depend on the data */
     for (size_t k = 0; k < c->ninputs; k++)

@@ -5,6 +5,7 @@
 #include "arrow.h"
 #include "input.h"
 #include "json_strict.h"
+#include "la_arena.h"
 #include "semantic.h"
 
 #include <math.h>
@@ -60,6 +61,14 @@ static long utf8_invalid_at(const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
+        if (n - i >= 8) { /* eight ASCII bytes at a time: most of most lines */
+            uint64_t eight;
+            memcpy(&eight, u + i, 8);
+            if (!(eight & 0x8080808080808080u)) {
+                i += 8;
+                continue;
+            }
+        }
         unsigned c = u[i];
         size_t len;
         unsigned min, cp;
@@ -91,7 +100,8 @@ static json_object *get_path(json_object *o, const char *path)
     char buf[512];
     snprintf(buf, sizeof buf, "%s", path);
     json_object *cur = o;
-    for (char *seg = strtok(buf, "."); seg && cur; seg = strtok(NULL, ".")) {
+    char *save = NULL; /* strtok_r: records are checked on several threads at once */
+    for (char *seg = strtok_r(buf, ".", &save); seg && cur; seg = strtok_r(NULL, ".", &save)) {
         if (json_object_is_type(cur, json_type_object)) {
             if (!json_object_object_get_ex(cur, seg, &cur)) return NULL;
         } else if (json_object_is_type(cur, json_type_array)) {
@@ -139,7 +149,7 @@ static const char *keys_hint(json_object *rec, const char *path, char out[300])
     return out;
 }
 
-/* A record under validation. */
+/* One input while its records are validated. Worker threads only read it. */
 typedef struct pending {
     la_loader *L;
     uint32_t file;
@@ -147,16 +157,32 @@ typedef struct pending {
     const char *base;
     const char *part;     /* fixed partition or NULL */
     int ids_generated;
-    int have_id;      /* the first pass found a record with the id field */
+    int have_id;          /* the first pass found a record with the id field */
+    la_arena arena;       /* strings of the records checked on the calling thread (not JSONL) */
+} pending;
+
+/* One record checked off the table, on any thread: what a row keeps of it (its strings copied into
+ * an arena) and what is wrong with it, in the order the problems are reported. What depends on
+ * the records before it (a duplicate id, the first embedding's length, a generated id, the
+ * partition's index and the record's ordinal) is settled when it is committed, in input order. */
+typedef struct checked {
+    la_row row;           /* id from the id field (NULL when absent, bad or generated), strings, date, score */
+    size_t rawlen;
+    int parsed;           /* there was a record to read fields from */
+    int known_part;       /* the split field's partition: an index into opts.known_parts, or -1 */
+    long bad_utf8;        /* offset of the first invalid UTF-8 byte of the raw line, or -1 */
+    float *vec;           /* the embedding, checked and normalized (malloc'ed), or NULL */
+    size_t dim;           /* numbers in the embedding field's array; 0 when it is missing or empty */
+    int vec_reason;       /* the last reason is about the embedding's numbers */
     char **reasons;
     size_t nreasons, capreasons;
     la_status st;         /* allocation failures */
-} pending;
+} checked;
 
-static void reason(pending *p, const char *field, const char *fmt, ...)
+static void reason(checked *c, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void reason(pending *p, const char *field, const char *fmt, ...)
+static void reason(checked *c, const char *field, const char *fmt, ...)
 {
     char msg[600];
     int k = snprintf(msg, sizeof msg, "%s: ", field);
@@ -164,22 +190,31 @@ static void reason(pending *p, const char *field, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg + k, sizeof msg - (size_t)k, fmt, ap);
     va_end(ap);
-    if (p->nreasons == p->capreasons) {
-        size_t cap = p->capreasons ? p->capreasons * 2 : 4;
-        char **v = realloc(p->reasons, cap * sizeof *v);
+    if (c->nreasons == c->capreasons) {
+        size_t cap = c->capreasons ? c->capreasons * 2 : 4;
+        char **v = realloc(c->reasons, cap * sizeof *v);
         if (!v) {
-            p->st = LA_ENOMEM;
+            c->st = LA_ENOMEM;
             return;
         }
-        p->reasons = v;
-        p->capreasons = cap;
+        c->reasons = v;
+        c->capreasons = cap;
     }
     char *copy = strdup(msg);
     if (!copy) {
-        p->st = LA_ENOMEM;
+        c->st = LA_ENOMEM;
         return;
     }
-    p->reasons[p->nreasons++] = copy;
+    c->reasons[c->nreasons++] = copy;
+}
+
+/* The reason a record already has, moved to the front: what read_id would have said first. */
+static void reason_first(checked *c)
+{
+    if (c->nreasons < 2) return;
+    char *r = c->reasons[c->nreasons - 1];
+    memmove(c->reasons + 1, c->reasons, (c->nreasons - 1) * sizeof *c->reasons);
+    c->reasons[0] = r;
 }
 
 /* Quote at most 40 bytes of a value for a message; invalid bytes and controls as \xNN. */
@@ -215,23 +250,23 @@ static const char *type_name(json_object *v)
 
 /* A string value the table keeps: valid UTF-8 and no NUL (C strings would end there, so "a\u0000b"
  * and "a" would be one id). */
-static int check_utf8(pending *p, const char *field, const char *s, size_t n)
+static int check_utf8(checked *c, const char *field, const char *s, size_t n)
 {
     const char *nul = memchr(s, '\0', n);
     if (nul) {
-        reason(p, field, "contains U+0000 (NUL) at offset %ld of the value; expected text without it", (long)(nul - s));
+        reason(c, field, "contains U+0000 (NUL) at offset %ld of the value; expected text without it", (long)(nul - s));
         return 0;
     }
     long at = utf8_invalid_at(s, n);
     if (at < 0) return 1;
-    reason(p, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value)", (unsigned char)s[at], at);
+    reason(c, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value)", (unsigned char)s[at], at);
     return 0;
 }
 
 /* An optional scalar as text: string, integer (family) or also number/bool (label). Empty = absent.
  * A number is its literal text in the line (json-c would make every integer beyond 64 bits one
  * value), copied into lit. */
-static const char *opt_text(pending *p, json_object *rec, const char *raw, size_t rawlen, const char *field,
+static const char *opt_text(checked *c, json_object *rec, const char *raw, size_t rawlen, const char *field,
                             int allow_number, int allow_bool, const char *expect, char lit[LA_LITERAL_MAX + 1])
 {
     json_object *v = get_path(rec, field);
@@ -241,11 +276,11 @@ static const char *opt_text(pending *p, json_object *rec, const char *raw, size_
         const char *l;
         size_t ln;
         if (!la_json_literal(raw, rawlen, field, &l, &ln) || la_json_number_len(l, ln) != ln) {
-            reason(p, field, "expected %s, got a number whose text cannot be found", expect);
+            reason(c, field, "expected %s, got a number whose text cannot be found", expect);
             return NULL;
         }
         if (ln > LA_LITERAL_MAX) {
-            reason(p, field, "a number of %zu characters; expected at most %d (give long ids as strings)", ln,
+            reason(c, field, "a number of %zu characters; expected at most %d (give long ids as strings)", ln,
                    LA_LITERAL_MAX);
             return NULL;
         }
@@ -257,14 +292,14 @@ static const char *opt_text(pending *p, json_object *rec, const char *raw, size_
         const char *s = json_object_get_string(v);
         size_t n = ty == json_type_string ? (size_t)json_object_get_string_len(v) : strlen(s);
         if (n == 0) return NULL;
-        if (!check_utf8(p, field, s, n)) return NULL;
+        if (!check_utf8(c, field, s, n)) return NULL;
         return s;
     }
-    reason(p, field, "expected %s, got %s", expect, type_name(v));
+    reason(c, field, "expected %s, got %s", expect, type_name(v));
     return NULL;
 }
 
-static la_status push_reject(pending *p, uint32_t line, uint32_t part, const char *id, const char *raw, size_t rawlen)
+static la_status push_reject(pending *p, checked *c, uint32_t part)
 {
     la_loader *L = p->L;
     if (L->nrejects == L->caprejects) {
@@ -274,7 +309,8 @@ static la_status push_reject(pending *p, uint32_t line, uint32_t part, const cha
         L->rejects = v;
         L->caprejects = cap;
     }
-    char *idcopy = id ? strdup(id) : NULL, *rawcopy = strndup(raw, rawlen);
+    const char *id = c->row.id;
+    char *idcopy = id ? strdup(id) : NULL, *rawcopy = strndup(c->row.raw, c->rawlen);
     if ((id && !idcopy) || !rawcopy) {
         free(idcopy);
         free(rawcopy);
@@ -282,88 +318,66 @@ static la_status push_reject(pending *p, uint32_t line, uint32_t part, const cha
     }
     la_reject *r = &L->rejects[L->nrejects++];
     r->file = p->file;
-    r->line = line;
+    r->line = c->row.line;
     r->part = part;
     r->id = idcopy;
     r->raw = rawcopy;
-    r->reasons = p->reasons;
-    r->nreasons = p->nreasons;
-    p->reasons = NULL;
-    p->nreasons = p->capreasons = 0;
+    r->reasons = c->reasons;
+    r->nreasons = c->nreasons;
+    c->reasons = NULL;
+    c->nreasons = c->capreasons = 0;
     L->files[p->file].rows_rejected++;
     return LA_OK;
 }
 
-/* The id: from the id field, or BASENAME:LINE when the file has none; NULL with a reason when it
- * is missing, not a non-empty string, or a duplicate. idbuf (600 bytes) holds a generated id. */
-static const char *read_id(pending *p, json_object *rec, uint32_t line, char *idbuf)
+/* The id field: NULL with a reason when it is missing or not a non-empty string of valid UTF-8,
+ * and NULL without one when the file's ids are generated (BASENAME:LINE, made on commit). */
+static const char *read_id(const pending *p, checked *c, json_object *rec)
 {
-    const la_load_opts *o = &p->L->opts;
-    la_table *t = p->L->table;
-    const char *id = NULL;
-    json_object *v = get_path(rec, o->id_field);
-    if (p->ids_generated) {
-        snprintf(idbuf, 600, "%s:%u", p->base, line);
-        id = idbuf;
-    } else if (!v) {
-        reason(p, o->id_field, "missing; expected a non-empty string");
-    } else if (!json_object_is_type(v, json_type_string)) {
-        reason(p, o->id_field, "expected a non-empty string, got %s", type_name(v));
-    } else if (json_object_get_string_len(v) == 0) {
-        reason(p, o->id_field, "empty; expected a non-empty string");
-    } else if (check_utf8(p, o->id_field, json_object_get_string(v), (size_t)json_object_get_string_len(v))) {
-        id = json_object_get_string(v);
-    }
-    if (id) {
-        size_t prev = la_table_find_id(t, id);
-        if (prev != (size_t)-1) {
-            const la_row *pr = &la_table_rows_const(t)[prev];
-            char sh[200];
-            reason(p, o->id_field, "duplicate id '%s' (first seen at %s:%u)", shown(id, strlen(id), sh),
-                   la_table_file_name(t, pr->file), pr->line);
-        }
-    }
-
-    return id;
+    const char *field = p->L->opts.id_field;
+    if (p->ids_generated) return NULL;
+    json_object *v = get_path(rec, field);
+    if (!v) reason(c, field, "missing; expected a non-empty string");
+    else if (!json_object_is_type(v, json_type_string)) reason(c, field, "expected a non-empty string, got %s", type_name(v));
+    else if (json_object_get_string_len(v) == 0) reason(c, field, "empty; expected a non-empty string");
+    else if (check_utf8(c, field, json_object_get_string(v), (size_t)json_object_get_string_len(v)))
+        return json_object_get_string(v);
+    return NULL;
 }
 
-/* The partition from the split field, when the file has none of its own; *part stays as it is
- * with a reason when the field is missing or names an undeclared partition. */
-static void read_part(pending *p, json_object *rec, uint32_t *part)
+/* The partition from the split field, when the file has none of its own: c->known_part, or a
+ * reason when the field is missing or names an undeclared partition. */
+static void read_part(const pending *p, checked *c, json_object *rec)
 {
     const la_load_opts *o = &p->L->opts;
-    la_table *t = p->L->table;
-    if (!p->part) {
-        json_object *sv = get_path(rec, o->split_field);
-        if (!sv) {
-            char keys[300];
-            reason(p, o->split_field, "missing; expected a partition name%s (choose with --split-field F, or give the "
-                   "file with --part NAME=FILE)", keys_hint(rec, o->split_field, keys));
-        } else if (!json_object_is_type(sv, json_type_string) || json_object_get_string_len(sv) == 0) {
-            reason(p, o->split_field, "expected a partition name, got %s", type_name(sv));
-        } else {
-            const char *name = json_object_get_string(sv);
-            int known = 0;
-            for (size_t k = 0; k < o->nknown; k++)
-                if (!strcmp(o->known_parts[k], name)) known = 1;
-            if (!known) {
-                char list[300] = "", sh[200];
-                for (size_t k = 0; k < o->nknown; k++) {
-                    strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
-                    strncat(list, o->known_parts[k], sizeof list - strlen(list) - 1);
-                }
-                reason(p, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)",
-                       shown(name, (size_t)json_object_get_string_len(sv), sh), list);
-            } else {
-                la_table_part(t, name, part);
-            }
-        }
+    json_object *sv = get_path(rec, o->split_field);
+    if (!sv) {
+        char keys[300];
+        reason(c, o->split_field, "missing; expected a partition name%s (choose with --split-field F, or give the "
+               "file with --part NAME=FILE)", keys_hint(rec, o->split_field, keys));
+        return;
     }
-
+    if (!json_object_is_type(sv, json_type_string) || json_object_get_string_len(sv) == 0) {
+        reason(c, o->split_field, "expected a partition name, got %s", type_name(sv));
+        return;
+    }
+    const char *name = json_object_get_string(sv);
+    for (size_t k = 0; k < o->nknown; k++)
+        if (!strcmp(o->known_parts[k], name)) {
+            c->known_part = (int)k;
+            return;
+        }
+    char list[300] = "", sh[200];
+    for (size_t k = 0; k < o->nknown; k++) {
+        strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, o->known_parts[k], sizeof list - strlen(list) - 1);
+    }
+    reason(c, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)",
+           shown(name, (size_t)json_object_get_string_len(sv), sh), list);
 }
 
 /* The text fields that are strings of valid UTF-8, into texts/lens; returns how many. */
-static size_t read_texts(pending *p, json_object *rec, const char **texts, size_t *lens)
+static size_t read_texts(const pending *p, checked *c, json_object *rec, const char **texts, size_t *lens)
 {
     const la_load_opts *o = &p->L->opts;
     size_t ntextok = 0;
@@ -372,11 +386,11 @@ static size_t read_texts(pending *p, json_object *rec, const char **texts, size_
         if (!tv) {
             char keys[300];
             if (o->require_text)
-                reason(p, o->text_fields[k], "missing; expected a string%s (choose with --text-field F, or for one "
+                reason(c, o->text_fields[k], "missing; expected a string%s (choose with --text-field F, or for one "
                        "partition --text-field PART=F)", keys_hint(rec, o->text_fields[k], keys));
         } else if (!json_object_is_type(tv, json_type_string)) {
-            reason(p, o->text_fields[k], "expected a string, got %s", type_name(tv));
-        } else if (check_utf8(p, o->text_fields[k], json_object_get_string(tv),
+            reason(c, o->text_fields[k], "expected a string, got %s", type_name(tv));
+        } else if (check_utf8(c, o->text_fields[k], json_object_get_string(tv),
                               (size_t)json_object_get_string_len(tv))) {
             texts[ntextok] = json_object_get_string(tv);
             lens[ntextok++] = (size_t)json_object_get_string_len(tv);
@@ -386,21 +400,21 @@ static size_t read_texts(pending *p, json_object *rec, const char **texts, size_
     return ntextok;
 }
 
-/* The date, into row->date; a reason when it is not a calendar date, or missing where required. */
-static void read_date(pending *p, json_object *rec, la_row *row)
+/* The date, into c->row.date; a reason when it is not a calendar date, or missing where required. */
+static void read_date(const pending *p, checked *c, json_object *rec)
 {
     const la_load_opts *o = &p->L->opts;
     json_object *dv = get_path(rec, o->date_field);
     if (dv && !json_object_is_type(dv, json_type_null)) {
         if (!json_object_is_type(dv, json_type_string)) {
-            reason(p, o->date_field, "expected a date string YYYY-MM-DD, got %s", type_name(dv));
+            reason(c, o->date_field, "expected a date string YYYY-MM-DD, got %s", type_name(dv));
         } else if (json_object_get_string_len(dv) > 0) {
             const char *ds = json_object_get_string(dv);
             size_t dn = (size_t)json_object_get_string_len(dv);
             char sh[200];
             int32_t day;
-            if (la_date_parse(ds, dn, o->allow_timestamp, &row->date) != LA_OK)
-                reason(p, o->date_field, "expected a date YYYY-MM-DD that exists on the calendar%s, got '%s'%s",
+            if (la_date_parse(ds, dn, o->allow_timestamp, &c->row.date) != LA_OK)
+                reason(c, o->date_field, "expected a date YYYY-MM-DD that exists on the calendar%s, got '%s'%s",
                        o->allow_timestamp ? " (or an ISO 8601 timestamp)" : "", shown(ds, dn, sh),
                        !o->allow_timestamp && la_date_parse(ds, dn, 1, &day) == LA_OK
                            ? ": a timestamp; --date-format iso8601 accepts it and uses its date part"
@@ -408,19 +422,19 @@ static void read_date(pending *p, json_object *rec, la_row *row)
         }
     }
 
-    if (o->require_date && row->date == LA_NO_DATE && !(dv && json_object_is_type(dv, json_type_string) &&
+    if (o->require_date && c->row.date == LA_NO_DATE && !(dv && json_object_is_type(dv, json_type_string) &&
                                                        json_object_get_string_len(dv) > 0))
     {
         char keys[300];
-        reason(p, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)%s; "
+        reason(c, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)%s; "
                "choose with --date-field F", keys_hint(rec, o->date_field, keys));
     }
 
 }
 
-/* The score, into row->score: one rule for numbers and strings (CSV cells): a JSON number in
+/* The score, into c->row.score: one rule for numbers and strings (CSV cells): a JSON number in
  * [0, 1]; true/false are 1/0; an empty string (an empty CSV cell) is no score. */
-static void read_score(pending *p, json_object *rec, la_row *row)
+static void read_score(const pending *p, checked *c, json_object *rec)
 {
     const la_load_opts *o = &p->L->opts;
     json_object *sv = get_path(rec, o->score_field);
@@ -436,62 +450,76 @@ static void read_score(pending *p, json_object *rec, la_row *row)
             if (la_json_number_len(ss, sn) == sn) x = strtod(ss, NULL);
         }
         if (x >= 0.0 && x <= 1.0) {
-            row->score = x;
+            c->row.score = x;
         } else if (ty == json_type_string) {
             char sh[200];
-            reason(p, o->score_field, "expected a number in [0, 1], got '%s'",
+            reason(c, o->score_field, "expected a number in [0, 1], got '%s'",
                    shown(json_object_get_string(sv), (size_t)json_object_get_string_len(sv), sh));
         } else {
-            reason(p, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
+            reason(c, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
         }
     }
 
 }
 
-/* The embedding vector (--embedding-field), checked and normalized, into *out (malloc'ed; NULL
- * with a reason when it is not a vector like the first row's). */
-static la_status read_embedding(pending *p, json_object *rec, float **out)
+/* The embedding vector (--embedding-field), checked and normalized, into c->vec (malloc'ed), or a
+ * reason. Its length against the first row's is settled on commit (settle_embedding). */
+static void read_embedding(const pending *p, checked *c, json_object *rec)
 {
-    la_loader *L = p->L;
-    const la_load_opts *o = &L->opts;
-    float *vec = NULL;
-    *out = NULL;
-    json_object *ev = get_path(rec, o->embedding_field);
+    const char *field = p->L->opts.embedding_field;
+    json_object *ev = get_path(rec, field);
     size_t dim = ev && json_object_is_type(ev, json_type_array) ? json_object_array_length(ev) : 0;
-    if (!ev) reason(p, o->embedding_field, "missing; expected an array of numbers (--embedding-field)");
-    else if (dim == 0) reason(p, o->embedding_field, "expected a non-empty array of numbers, got %s", type_name(ev));
-    else if (L->emb_dim && dim != L->emb_dim)
-        reason(p, o->embedding_field, "expected %zu numbers as in the first row, got %zu", L->emb_dim, dim);
-    else {
-        vec = la_malloc_n(dim, sizeof *vec);
-        if (!vec) return la_error(LA_ENOMEM, "out of memory");
-        for (size_t k = 0; k < dim && vec; k++) {
-            json_object *x = json_object_array_get_idx(ev, k);
-            if (!x || !(json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
-                reason(p, o->embedding_field, "element %zu: expected a number, got %s", k, x ? type_name(x) : "null");
-                free(vec);
-                vec = NULL;
-            } else {
-                vec[k] = (float)json_object_get_double(x);
-            }
-        }
-        if (vec) {
-            char where[300];
-            snprintf(where, sizeof where, "%s", o->embedding_field);
-            if (la_vec_check_normalize(vec, dim, where) != LA_OK) {
-                /* the message reads "FIELD: component C is NaN" or similar */
-                const char *m = la_last_error();
-                size_t fl = strlen(o->embedding_field);
-                reason(p, o->embedding_field, "%s", !strncmp(m, o->embedding_field, fl) && m[fl] == ':' ? m + fl + 2 : m);
-                free(vec);
-                vec = NULL;
-            } else if (!L->emb_dim) {
-                L->emb_dim = dim;
-            }
-        }
+    if (!ev) {
+        reason(c, field, "missing; expected an array of numbers (--embedding-field)");
+        return;
     }
-    *out = vec;
-    return LA_OK;
+    if (dim == 0) {
+        reason(c, field, "expected a non-empty array of numbers, got %s", type_name(ev));
+        return;
+    }
+    c->dim = dim;
+    float *vec = la_malloc_n(dim, sizeof *vec);
+    if (!vec) {
+        c->st = LA_ENOMEM;
+        return;
+    }
+    for (size_t k = 0; k < dim; k++) {
+        json_object *x = json_object_array_get_idx(ev, k);
+        if (!x || !(json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
+            reason(c, field, "element %zu: expected a number, got %s", k, x ? type_name(x) : "null");
+            c->vec_reason = 1;
+            free(vec);
+            return;
+        }
+        vec[k] = (float)json_object_get_double(x);
+    }
+    char where[300];
+    snprintf(where, sizeof where, "%s", field);
+    if (la_vec_check_normalize(vec, dim, where) != LA_OK) {
+        /* the message reads "FIELD: component C is NaN" or similar */
+        const char *m = la_last_error();
+        size_t fl = strlen(field);
+        reason(c, field, "%s", !strncmp(m, field, fl) && m[fl] == ':' ? m + fl + 2 : m);
+        c->vec_reason = 1;
+        free(vec);
+        return;
+    }
+    c->vec = vec;
+}
+
+/* The embedding's length against the first valid one's, which the records before fixed: a
+ * different length is the reason, in place of any about its numbers (they are not looked at). */
+static void settle_embedding(la_loader *L, checked *c)
+{
+    if (!c->dim) return;
+    if (L->emb_dim && c->dim != L->emb_dim) {
+        if (c->vec_reason) free(c->reasons[--c->nreasons]);
+        free(c->vec);
+        c->vec = NULL;
+        reason(c, L->opts.embedding_field, "expected %zu numbers as in the first row, got %zu", L->emb_dim, c->dim);
+        return;
+    }
+    if (c->vec && !L->emb_dim) L->emb_dim = c->dim;
 }
 
 /* An accepted row's vector joins the matrix in table order. Frees vec. */
@@ -514,92 +542,186 @@ static la_status store_embedding(la_loader *L, float *vec)
     return LA_OK;
 }
 
-/* An accepted row: its strings copied into the table's arena, then the row appended. */
-static la_status store_row(la_table *t, la_row *row, const char *id, const char *const *texts, const size_t *lens,
-                           size_t ntextok, const char *family, const char *label, const char *raw, size_t rawlen)
+static void keep(checked *c, la_arena *a, const char *s, size_t n, const char **out)
 {
-    LA_TRY(la_table_strdup(t, id, strlen(id), &row->id));
-    if (ntextok) {
-        size_t total = 0;
-        for (size_t k = 0; k < ntextok; k++) total += lens[k] + 1;
-        char *joined = malloc(total);
-        if (!joined) return la_error(LA_ENOMEM, "out of memory");
-        size_t w = 0;
-        for (size_t k = 0; k < ntextok; k++) {
-            if (k) joined[w++] = '\n';
-            memcpy(joined + w, texts[k], lens[k]);
-            w += lens[k];
-        }
-        la_status s = la_table_strdup(t, joined, w, &row->text);
-        free(joined);
-        LA_TRY(s);
-    }
-    if (family) LA_TRY(la_table_strdup(t, family, strlen(family), &row->family));
-    if (label) LA_TRY(la_table_strdup(t, label, strlen(label), &row->label));
-    LA_TRY(la_table_strdup(t, raw, rawlen, &row->raw));
-    return la_table_append(t, row, NULL);
+    if (c->st == LA_OK && la_arena_strdup(a, s, n, out) != LA_OK) c->st = LA_ENOMEM;
 }
 
-static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
-                           const char *parse_error)
+/* The text fields joined by newlines, into the arena. */
+static void keep_texts(checked *c, la_arena *a, const char *const *texts, const size_t *lens, size_t ntext)
 {
-    pending *p = ctx;
+    if (ntext == 1) {
+        keep(c, a, texts[0], lens[0], &c->row.text);
+        return;
+    }
+    size_t total = ntext - 1;
+    for (size_t k = 0; k < ntext; k++) total += lens[k];
+    char *joined;
+    if (c->st != LA_OK || la_arena_alloc(a, total, &joined) != LA_OK) {
+        c->st = LA_ENOMEM;
+        return;
+    }
+    size_t w = 0;
+    for (size_t k = 0; k < ntext; k++) {
+        if (k) joined[w++] = '\n';
+        memcpy(joined + w, texts[k], lens[k]);
+        w += lens[k];
+    }
+    c->row.text = joined;
+}
+
+/* Check a record's fields (rec NULL: it did not parse, for parse_error) into c, copying what the
+ * table will keep into arena: everything of a record with no problem so far, only its id and raw
+ * line otherwise. Reads nothing but the loader's options, so any thread may run it. */
+static void check_record(const pending *p, la_arena *arena, checked *c, json_object *rec, const char *raw,
+                         size_t rawlen, uint32_t line, const char *parse_error)
+{
+    const la_load_opts *o = &p->L->opts;
+    memset(c, 0, sizeof *c);
+    c->row.date = LA_NO_DATE;
+    c->row.score = NAN;
+    c->row.file = p->file;
+    c->row.line = line;
+    c->rawlen = rawlen;
+    c->known_part = -1;
+    c->bad_utf8 = -1;
+    if (!rec) {
+        reason(c, "record", "%s", parse_error);
+        keep(c, arena, raw, rawlen, &c->row.raw);
+        return;
+    }
+    c->parsed = 1;
+    const char *id = read_id(p, c, rec);
+    if (!p->part) read_part(p, c, rec);
+    const char *texts[LA_MAX_TEXT_FIELDS];
+    size_t lens[LA_MAX_TEXT_FIELDS];
+    size_t ntextok = read_texts(p, c, rec, texts, lens);
+    char family_lit[LA_LITERAL_MAX + 1], label_lit[LA_LITERAL_MAX + 1];
+    const char *family = opt_text(c, rec, raw, rawlen, o->family_field, 1, 0, "a string or an integer", family_lit);
+    size_t label_reasons = c->nreasons;
+    const char *label = opt_text(c, rec, raw, rawlen, o->label_field, 1, 1, "a string, number or boolean", label_lit);
+    if (o->require_label && !label && c->nreasons == label_reasons)
+        reason(c, o->label_field, "missing or empty; expected a class label (the three-set split needs one on every row)");
+    read_date(p, c, rec);
+    read_score(p, c, rec);
+    if (o->embedding_field) read_embedding(p, c, rec);
+    c->bad_utf8 = utf8_invalid_at(raw, rawlen);
+
+    if (id) keep(c, arena, id, strlen(id), &c->row.id);
+    keep(c, arena, raw, rawlen, &c->row.raw);
+    if (c->nreasons || c->bad_utf8 >= 0) return; /* a reject whatever comes before it */
+    if (ntextok) keep_texts(c, arena, texts, lens, ntextok);
+    if (family) keep(c, arena, family, strlen(family), &c->row.family);
+    if (label) keep(c, arena, label, strlen(label), &c->row.label);
+}
+
+static void release_checked(checked *c)
+{
+    for (size_t k = 0; k < c->nreasons; k++) free(c->reasons[k]);
+    free(c->reasons);
+    free(c->vec);
+}
+
+/* The record at `line` into the table or the rejects, in input order: here what depends on the
+ * records before it is settled. */
+static la_status commit_record(pending *p, checked *c, uint32_t line)
+{
     la_loader *L = p->L;
     la_table *t = L->table;
     const la_load_opts *o = &L->opts;
     L->files[p->file].rows_read++;
+    c->row.line = line;
     uint32_t part = LA_NO_PART;
     if (p->part) la_table_part(t, p->part, &part);
 
-    if (!rec) {
+    if (!c->parsed) {
         /* an unparseable record still takes its place among its partition's records */
         if (part != LA_NO_PART && part < LA_MAX_PART_COUNT) L->part_records[part]++;
-        reason(p, "record", "%s", parse_error);
-        if (p->st != LA_OK) return la_error(p->st, "out of memory");
-        return push_reject(p, line, part, NULL, raw, rawlen);
+        if (c->st != LA_OK) return la_error(c->st, "out of memory");
+        return push_reject(p, c, part);
     }
-
-    la_row row;
-    memset(&row, 0, sizeof row);
-    row.date = LA_NO_DATE;
-    row.score = NAN;
-    row.file = p->file;
-    row.line = line;
-    char idbuf[600];
-    const char *id = read_id(p, rec, line, idbuf);
-    if (!p->part) read_part(p, rec, &part);
-    const char *texts[LA_MAX_TEXT_FIELDS];
-    size_t lens[LA_MAX_TEXT_FIELDS];
-    size_t ntextok = read_texts(p, rec, texts, lens);
-    char family_lit[LA_LITERAL_MAX + 1], label_lit[LA_LITERAL_MAX + 1];
-    const char *family = opt_text(p, rec, raw, rawlen, o->family_field, 1, 0, "a string or an integer", family_lit);
-    size_t label_reasons = p->nreasons;
-    const char *label = opt_text(p, rec, raw, rawlen, o->label_field, 1, 1, "a string, number or boolean", label_lit);
-    if (o->require_label && !label && p->nreasons == label_reasons)
-        reason(p, o->label_field, "missing or empty; expected a class label (the three-set split needs one on every row)");
-    read_date(p, rec, &row);
-    read_score(p, rec, &row);
-    float *vec = NULL;
-    if (o->embedding_field) LA_TRY(read_embedding(p, rec, &vec));
-
+    if (p->ids_generated && c->st == LA_OK) {
+        char idbuf[600];
+        snprintf(idbuf, sizeof idbuf, "%s:%u", p->base, line);
+        LA_TRY(la_table_strdup(t, idbuf, strlen(idbuf), &c->row.id));
+    }
+    size_t prev = c->row.id ? la_table_find_id(t, c->row.id) : (size_t)-1;
+    if (prev != (size_t)-1) {
+        const la_row *pr = &la_table_rows_const(t)[prev];
+        char sh[200];
+        reason(c, o->id_field, "duplicate id '%s' (first seen at %s:%u)", shown(c->row.id, strlen(c->row.id), sh),
+               la_table_file_name(t, pr->file), pr->line);
+        reason_first(c); /* a record with an id has no reason before this one */
+    }
+    if (c->known_part >= 0) la_table_part(t, o->known_parts[c->known_part], &part);
+    if (o->embedding_field) settle_embedding(L, c);
     /* the record as a whole */
-    if (p->nreasons == 0) {
-        long at = utf8_invalid_at(raw, rawlen);
-        if (at >= 0) reason(p, "record", "invalid UTF-8 (byte 0x%02x at offset %ld of the line)", (unsigned char)raw[at], at);
+    if (c->nreasons == 0 && c->bad_utf8 >= 0)
+        reason(c, "record", "invalid UTF-8 (byte 0x%02x at offset %ld of the line)",
+               (unsigned char)c->row.raw[c->bad_utf8], c->bad_utf8);
+    if (part != LA_NO_PART && part < LA_MAX_PART_COUNT) c->row.ordinal = (uint32_t)L->part_records[part]++;
+    if (c->st != LA_OK) return la_error(c->st, "out of memory");
+    if (c->nreasons) return push_reject(p, c, part);
+    if (o->embedding_field) {
+        la_status s = store_embedding(L, c->vec);
+        c->vec = NULL;
+        LA_TRY(s);
     }
-    if (part != LA_NO_PART && part < LA_MAX_PART_COUNT) row.ordinal = (uint32_t)L->part_records[part]++;
-    if (p->st != LA_OK) {
-        free(vec);
-        return la_error(p->st, "out of memory");
-    }
-    if (p->nreasons) {
-        free(vec);
-        return push_reject(p, line, part, id, raw, rawlen);
-    }
-    if (o->embedding_field) LA_TRY(store_embedding(L, vec));
-    row.part = part;
-    return store_row(t, &row, id, texts, lens, ntextok, family, label, raw, rawlen);
+    c->row.part = part;
+    return la_table_append(t, &c->row, NULL);
 }
+
+/* A record of CSV, TSV or arrow input, checked and committed on the calling thread. */
+static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                           const char *parse_error)
+{
+    pending *p = ctx;
+    checked c;
+    check_record(p, &p->arena, &c, rec, raw, rawlen, line, parse_error);
+    la_status st = commit_record(p, &c, line);
+    release_checked(&c);
+    return st;
+}
+
+/* JSONL records are checked on worker threads, a chunk of lines at a time, into the chunk's own
+ * arena, which the table adopts when the chunk is committed. */
+typedef struct checked_chunk {
+    la_arena arena;
+    checked *recs;
+    size_t n, cap;
+} checked_chunk;
+
+static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, const char *raw, size_t rawlen,
+                                      uint32_t line, const char *parse_error)
+{
+    const pending *p = ctx;
+    checked_chunk *k = chunk;
+    if (!la_grow((void **)&k->recs, &k->cap, k->n + 1, sizeof *k->recs, 64))
+        return la_error(LA_ENOMEM, "out of memory reading records");
+    /* a row keeps about its line twice over (raw and text): a chunk's strings fit one block */
+    if (!k->arena.block) k->arena.block = 2 * (size_t)LA_JSONL_CHUNK_BYTES + 4096;
+    check_record(p, &k->arena, &k->recs[k->n++], rec, raw, rawlen, line, parse_error);
+    return LA_OK;
+}
+
+static la_status commit_chunk_record(void *ctx, void *chunk, size_t k, uint32_t line)
+{
+    pending *p = ctx;
+    checked_chunk *ch = chunk;
+    if (k == 0) la_table_adopt(p->L->table, &ch->arena);
+    return commit_record(p, &ch->recs[k], line);
+}
+
+static void release_chunk(void *ctx, void *chunk)
+{
+    checked_chunk *ch = chunk;
+    for (size_t i = 0; i < ch->n; i++) release_checked(&ch->recs[i]);
+    free(ch->recs);
+    la_arena_free(&ch->arena);
+}
+
+static const la_record_pipe checked_pipe = {prepare_chunk_record, commit_chunk_record, release_chunk,
+                                            sizeof(checked_chunk)};
 
 /* First pass: does any record carry the id field? It stops at the first one that does (have_id
  * ends la_records_each_until), so only a file without ids is read twice to the end. */
@@ -639,15 +761,14 @@ static la_status begin(la_loader *L, const char *path, const char *part, const c
 
 static void end(pending *p)
 {
-    for (size_t k = 0; k < p->nreasons; k++) free(p->reasons[k]);
-    free(p->reasons);
+    la_table_adopt(p->L->table, &p->arena); /* rows point into it */
 }
 
 /* An input in memory (arrow.h): its rows probed for ids, then validated, as a file's records. */
 static la_status load_arrow(la_loader *L, const la_arrow_input *in, const char *part)
 {
     uint32_t fidx;
-    la_file_info *fi;
+    la_file_info *fi = NULL;
     LA_TRY(add_file(L, in->path, &fidx, &fi));
     fi->format = "arrow";
     fi->compression = "none";
@@ -676,7 +797,7 @@ la_status la_load_file_as(la_loader *L, const char *path, const char *part, cons
     la_input in;
     LA_TRY(la_input_read(path, &L->opts.limits, &in));
     uint32_t fidx;
-    la_file_info *fi;
+    la_file_info *fi = NULL;
     la_status st = add_file(L, path, &fidx, &fi);
     if (st != LA_OK) {
         la_input_free(&in);
@@ -693,7 +814,9 @@ la_status la_load_file_as(la_loader *L, const char *path, const char *part, cons
     if (st == LA_OK) st = la_records_each_until(&in, path, fmt, &L->opts.limits, probe_id, &p, &p.have_id);
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated;
-        st = la_records_each(&in, path, fmt, &L->opts.limits, on_record, &p);
+        st = fmt == LA_FMT_JSONL
+                 ? la_jsonl_each_parallel(&in, path, &L->opts.limits, L->opts.threads, &checked_pipe, &p)
+                 : la_records_each(&in, path, fmt, &L->opts.limits, on_record, &p);
     }
     end(&p);
     la_input_free(&in);

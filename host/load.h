@@ -28,6 +28,7 @@ typedef struct la_load_opts {
     la_format format;                           /* LA_FMT_AUTO: by extension or content */
     const char *embedding_field;                /* vectors in the rows (--embedding-field), or NULL */
     la_limits limits;                           /* what one input may cost (input.h) */
+    int threads;                                /* parsing JSONL: worker threads, 0 the CPUs there are */
     const char *const *known_parts;             /* allowed values of the split field */
     size_t nknown;
     const struct la_arrow_input *arrow;         /* inputs in memory (arrow.h): a path that is one of */

@@ -1,12 +1,13 @@
 /* normalize.c - text normalization and exact-copy hashing (see normalize.h). */
 #include "normalize.h"
-#include "la_cpus.h"
+#include "la_alloc.h"
+#include "la_arena.h"
+#include "parallel.h"
 
-#include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <utf8proc.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -236,9 +237,9 @@ static la_status normalize_nfkc(norm_out *o, const unsigned char *s, size_t n)
     return st;
 }
 
-la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out, size_t *outlen)
+la_status la_normalize_into(const char *s, size_t n, la_norm_mode mode, char **buf, size_t *cap, size_t *outlen)
 {
-    norm_out o = {NULL, 0, 0, 0};
+    norm_out o = {*buf, 0, *buf ? *cap : 0, 0};
     la_status st = out_reserve(&o, n);
     if (st == LA_OK) {
         const unsigned char *u = (const unsigned char *)s;
@@ -246,13 +247,24 @@ la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out, s
         else if (mode == LA_NORM_SPACE) emit_utf8(&o, u, n);
         else memcpy(o.p, s, n), o.w = n;
     }
+    *buf = o.p; /* grown or not, the caller's to reuse or free */
+    *cap = o.cap;
+    if (st != LA_OK) return st;
+    o.p[o.w] = '\0';
+    *outlen = o.w;
+    return LA_OK;
+}
+
+la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out, size_t *outlen)
+{
+    char *buf = NULL;
+    size_t cap = 0;
+    la_status st = la_normalize_into(s, n, mode, &buf, &cap, outlen);
     if (st != LA_OK) {
-        free(o.p);
+        free(buf);
         return st;
     }
-    o.p[o.w] = '\0';
-    *out = o.p;
-    *outlen = o.w;
+    *out = buf;
     return LA_OK;
 }
 
@@ -263,73 +275,57 @@ void la_text_hash128(const char *s, size_t n, uint64_t out[2])
     out[1] = h.high64;
 }
 
-typedef struct norm_job {
-    la_table *t;
-    la_norm_mode mode;
-    size_t begin, end;
-    char **tmp;      /* per-row malloc'ed normalized text, copied into the arena afterwards */
-    size_t *tmplen;
-    la_status st;
+/* Each worker normalizes into a scratch buffer it reuses and copies the result into an arena of its
+ * own, which the table adopts once every worker is done: no malloc per row, and no copying left
+ * for the calling thread. */
+typedef struct norm_worker {
+    la_arena arena;
+    char *scratch;
+    size_t cap;
     char err[256];
+} norm_worker;
+
+typedef struct norm_job {
+    la_row *rows;
+    la_norm_mode mode;
+    norm_worker *workers;
 } norm_job;
 
-static void *norm_worker(void *arg)
+static la_status norm_rows(void *ctx, int worker, size_t begin, size_t end)
 {
-    norm_job *j = arg;
-    la_row *rows = la_table_rows(j->t);
-    for (size_t i = j->begin; i < j->end; i++) {
-        if (!rows[i].text) continue;
-        la_status s = la_normalize(rows[i].text, strlen(rows[i].text), j->mode, &j->tmp[i], &j->tmplen[i]);
+    norm_job *j = ctx;
+    norm_worker *w = &j->workers[worker];
+    for (size_t i = begin; i < end; i++) {
+        la_row *r = &j->rows[i];
+        if (!r->text) continue;
+        size_t len;
+        la_status s = la_normalize_into(r->text, strlen(r->text), j->mode, &w->scratch, &w->cap, &len);
+        if (s == LA_OK) s = la_arena_strdup(&w->arena, w->scratch, len, &r->norm);
         if (s != LA_OK) {
-            j->st = s;
-            strncpy(j->err, la_last_error(), sizeof j->err - 1);
-            return NULL;
+            /* the message is this thread's; the caller reports it from its own */
+            snprintf(w->err, sizeof w->err, "%s", la_last_error());
+            return s;
         }
-        la_text_hash128(j->tmp[i], j->tmplen[i], rows[i].hash);
+        r->norm_len = len;
+        la_text_hash128(r->norm, len, r->hash);
     }
-    return NULL;
+    return LA_OK;
 }
 
 la_status la_normalize_table(la_table *t, la_norm_mode mode, int threads)
 {
     size_t n = la_table_nrows(t);
-    if (threads <= 0) threads = la_cpu_count();
-    if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
-    if ((size_t)threads > n / 256 + 1) threads = (int)(n / 256 + 1);
-    char **tmp = calloc(n ? n : 1, sizeof *tmp);
-    size_t *tmplen = calloc(n ? n : 1, sizeof *tmplen);
-    norm_job jobs[64];
-    pthread_t tid[64];
-    if (!tmp || !tmplen) {
-        free(tmp);
-        free(tmplen);
-        return la_error(LA_ENOMEM, "out of memory normalizing %zu rows", n);
+    int nt = la_parallel_threads(threads);
+    norm_worker *workers = la_calloc_n((size_t)nt, sizeof *workers);
+    if (!workers) return la_error(LA_ENOMEM, "out of memory normalizing %zu rows", n);
+    norm_job job = {la_table_rows(t), mode, workers};
+    la_status st = la_parallel_for(nt, n, 256, norm_rows, &job);
+    for (int k = 0; k < nt; k++) {
+        if (st != LA_OK && workers[k].err[0] && !workers[0].err[0]) memcpy(workers[0].err, workers[k].err, sizeof workers[k].err);
+        la_table_adopt(t, &workers[k].arena); /* rows may point into it even when another worker failed */
+        free(workers[k].scratch);
     }
-    for (int k = 0; k < threads; k++) {
-        jobs[k] = (norm_job){t, mode, n * (size_t)k / (size_t)threads, n * (size_t)(k + 1) / (size_t)threads,
-                             tmp, tmplen, LA_OK, {0}};
-        if (k > 0 && pthread_create(&tid[k], NULL, norm_worker, &jobs[k]) != 0) jobs[k].st = LA_EINTERNAL;
-    }
-    norm_worker(&jobs[0]);
-    for (int k = 1; k < threads; k++)
-        if (jobs[k].st != LA_EINTERNAL) pthread_join(tid[k], NULL);
-    la_status st = LA_OK;
-    for (int k = 0; k < threads && st == LA_OK; k++)
-        if (jobs[k].st != LA_OK) st = la_error(jobs[k].st, "%s", jobs[k].err[0] ? jobs[k].err : "thread start failed");
-    la_row *rows = la_table_rows(t);
-    for (size_t i = 0; i < n; i++) {
-        if (st == LA_OK && tmp[i]) {
-            const char *p;
-            st = la_table_strdup(t, tmp[i], tmplen[i], &p);
-            if (st == LA_OK) {
-                rows[i].norm = p;
-                rows[i].norm_len = tmplen[i];
-            }
-        }
-        free(tmp[i]);
-    }
-    free(tmp);
-    free(tmplen);
+    if (st != LA_OK) st = la_error(st, "%s", workers[0].err[0] ? workers[0].err : "normalization failed");
+    free(workers);
     return st;
 }

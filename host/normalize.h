@@ -23,6 +23,12 @@ const char *la_norm_mode_name(la_norm_mode m);
  * mode bytes that do not decode are kept. Thread-safe. */
 la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out /* OUT */, size_t *outlen /* OUT */);
 
+/* la_normalize into a buffer the caller reuses across texts: *buf (capacity *cap bytes; NULL and 0
+ * to start) is grown with realloc as needed and holds the NUL-terminated result, *outlen bytes. On
+ * failure too *buf and *cap are the caller's to reuse or free. Thread-safe. */
+la_status la_normalize_into(const char *s, size_t n, la_norm_mode mode, char **buf /* IN/OUT */, size_t *cap /* IN/OUT */,
+                            size_t *outlen /* OUT */);
+
 /* The reference la_normalize is tested against: utf8proc over the whole text, then whitespace
  * collapsing. Same contract; several times slower on ASCII text. */
 la_status la_normalize_ref(const char *s, size_t n, la_norm_mode mode, char **out /* OUT */,

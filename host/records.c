@@ -2,6 +2,8 @@
 #include "records.h"
 
 #include "json_strict.h"
+#include "la_alloc.h"
+#include "parallel.h"
 
 #include <csv.h>
 #include <stdio.h>
@@ -97,9 +99,12 @@ static la_status too_long(const la_limits *lim, la_record_fn fn, void *ctx, cons
 
 static int over_row_limit(const la_limits *lim, size_t n) { return lim && lim->max_row_bytes && n > lim->max_row_bytes; }
 
-static la_status each_jsonl(const la_input *in, const la_limits *lim, la_record_fn fn, void *ctx)
+/* The JSONL records of the lines in [p, end), lines numbered from 1; *nlines: how many lines
+ * there were (blank ones too). */
+static la_status jsonl_lines(const char *p, const char *end, const la_limits *lim, la_record_fn fn, void *ctx,
+                             uint32_t *nlines)
 {
-    line_iter it = {skip_bom(in), in->data + in->len, 0};
+    line_iter it = {p, end, 0};
     const char *s;
     size_t n;
     json_tokener *tok = json_tokener_new();
@@ -153,7 +158,14 @@ static la_status each_jsonl(const la_input *in, const la_limits *lim, la_record_
         json_object_put(o);
     }
     json_tokener_free(tok);
+    *nlines = it.line;
     return st;
+}
+
+static la_status each_jsonl(const la_input *in, const la_limits *lim, la_record_fn fn, void *ctx)
+{
+    uint32_t nlines;
+    return jsonl_lines(skip_bom(in), in->data + in->len, lim, fn, ctx, &nlines);
 }
 
 /* ---- CSV and TSV ---- */
@@ -375,13 +387,20 @@ typedef struct counted {
     int stopped;       /* the iteration was cut short on *stop, not by a failure */
 } counted;
 
+/* One more record, the one at `line`: past --max-rows an error. */
+static la_status count_row(counted *k, uint32_t line)
+{
+    if (k->lim && k->lim->max_rows && ++k->n > k->lim->max_rows)
+        return la_error(LA_EINPUT, "%s:%u: record: more than %zu rows in one input; raise --max-rows (or give 0) to "
+                                   "read it", k->path, line, k->lim->max_rows);
+    return LA_OK;
+}
+
 static la_status count_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                               const char *parse_error)
 {
     counted *k = ctx;
-    if (k->lim && k->lim->max_rows && ++k->n > k->lim->max_rows)
-        return la_error(LA_EINPUT, "%s:%u: record: more than %zu rows in one input; raise --max-rows (or give 0) to "
-                                   "read it", k->path, line, k->lim->max_rows);
+    LA_TRY(count_row(k, line));
     la_status s = k->fn(k->ctx, rec, raw, rawlen, line, parse_error);
     if (s == LA_OK && k->stop && *k->stop) {
         /* any failure unwinds the format loops; stopped tells it apart from a real one */
@@ -435,4 +454,132 @@ la_status la_records_each_source(la_record_source src, void *src_ctx, const char
     sourced q = {lim, count_record, &k};
     la_status s = src(src_ctx, source_record, &q);
     return k.stopped ? LA_OK : s;
+}
+
+/* ---- JSONL on worker threads ----
+ * The input is cut after a newline into chunks of about LA_JSONL_CHUNK_BYTES, the same cuts for any
+ * thread count. A window of chunks is parsed on the workers, each chunk's records prepared in
+ * order into the chunk's own state; then the calling thread counts and commits them, chunk by
+ * chunk, in input order, and the next window is cut. */
+
+#define CHUNKS_PER_THREAD 4 /* in a window: enough for the workers to even out */
+
+typedef struct jsonl_chunk {
+    const char *begin, *end;
+    uint32_t nlines;  /* physical lines in [begin, end), blank ones too */
+    uint32_t *lines;  /* of each record prepared, counted from the chunk's start (1-based) */
+    size_t nrec, caprec;
+    int done;         /* parsed, to the end or to a failure */
+    la_status st;
+    char err[256];    /* the failure's message, taken on the worker's thread */
+    void *state;      /* the caller's, pipe->chunk_bytes zeroed bytes */
+} jsonl_chunk;
+
+typedef struct jsonl_run {
+    const la_record_pipe *pipe;
+    void *ctx;
+    const la_limits *lim;
+    jsonl_chunk *chunks; /* the window */
+} jsonl_run;
+
+typedef struct chunk_call {
+    const jsonl_run *run;
+    jsonl_chunk *chunk;
+} chunk_call;
+
+static la_status prepare_record(void *arg, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                                const char *parse_error)
+{
+    chunk_call *k = arg;
+    jsonl_chunk *c = k->chunk;
+    if (!la_grow((void **)&c->lines, &c->caprec, c->nrec + 1, sizeof *c->lines, 256))
+        return la_error(LA_ENOMEM, "out of memory reading records");
+    c->lines[c->nrec++] = line;
+    return k->run->pipe->prepare(k->run->ctx, c->state, rec, raw, rawlen, line, parse_error);
+}
+
+static void parse_chunk(const jsonl_run *run, jsonl_chunk *c)
+{
+    chunk_call k = {run, c};
+    c->st = jsonl_lines(c->begin, c->end, run->lim, prepare_record, &k, &c->nlines);
+    if (c->st != LA_OK) snprintf(c->err, sizeof c->err, "%s", la_last_error());
+    c->done = 1;
+}
+
+static la_status parse_chunks(void *arg, int worker, size_t begin, size_t end)
+{
+    const jsonl_run *run = arg;
+    for (size_t i = begin; i < end; i++) {
+        parse_chunk(run, &run->chunks[i]);
+        if (run->chunks[i].st != LA_OK) return run->chunks[i].st;
+    }
+    return LA_OK;
+}
+
+/* Cut the next chunks after p into the window; returns how many. */
+static size_t cut_window(const char **p, const char *end, jsonl_chunk *chunks, size_t window, char *states,
+                         size_t state_bytes)
+{
+    size_t n = 0;
+    for (; n < window && *p < end; n++) {
+        const char *cut = end;
+        if ((size_t)(end - *p) > LA_JSONL_CHUNK_BYTES) {
+            const char *nl = memchr(*p + LA_JSONL_CHUNK_BYTES - 1, '\n', (size_t)(end - *p) - (LA_JSONL_CHUNK_BYTES - 1));
+            if (nl) cut = nl + 1;
+        }
+        void *state = states + n * state_bytes;
+        memset(state, 0, state_bytes);
+        chunks[n] = (jsonl_chunk){.begin = *p, .end = cut, .state = state};
+        *p = cut;
+    }
+    return n;
+}
+
+/* Count and commit a parsed chunk's records; *line: the lines before it, then after it. */
+static la_status commit_chunk(const jsonl_run *run, jsonl_chunk *c, counted *k, uint32_t *line)
+{
+    if (c->st != LA_OK) return la_error(c->st, "%s", c->err);
+    for (size_t r = 0; r < c->nrec; r++) {
+        uint32_t at = *line + c->lines[r];
+        LA_TRY(count_row(k, at));
+        LA_TRY(run->pipe->commit(run->ctx, c->state, r, at));
+    }
+    *line += c->nlines;
+    return LA_OK;
+}
+
+la_status la_jsonl_each_parallel(const la_input *in, const char *path, const la_limits *lim, int threads,
+                                 const la_record_pipe *pipe, void *ctx)
+{
+    int nt = la_parallel_threads(threads);
+    size_t window = (size_t)nt * CHUNKS_PER_THREAD;
+    size_t state_bytes = pipe->chunk_bytes ? pipe->chunk_bytes : 1;
+    jsonl_chunk *chunks = la_calloc_n(window, sizeof *chunks);
+    char *states = la_malloc_nm(window, state_bytes, 1);
+    if (!chunks || !states) {
+        free(chunks);
+        free(states);
+        return la_error(LA_ENOMEM, "out of memory reading %s", path);
+    }
+    jsonl_run run = {pipe, ctx, lim, chunks};
+    counted k = {NULL, NULL, lim, path, 0, NULL, 0};
+    const char *p = skip_bom(in), *end = in->data + in->len;
+    uint32_t line = 0;
+    la_status st = LA_OK;
+    while (st == LA_OK && p < end) {
+        size_t n = cut_window(&p, end, chunks, window, states, state_bytes);
+        la_parallel_for(nt, n, 1, parse_chunks, &run); /* each chunk keeps its own status */
+        for (size_t i = 0; i < n; i++) {
+            jsonl_chunk *c = &chunks[i];
+            /* a failure later in the window stops the workers; what comes before it is read all
+             * the same, so the failure reported is the first in the file */
+            if (st == LA_OK && !c->done) parse_chunk(&run, c);
+            if (st == LA_OK) st = commit_chunk(&run, c, &k, &line);
+            pipe->release(ctx, c->state);
+            free(c->lines);
+        }
+    }
+    free(chunks);
+    free(states);
+    return st;
 }

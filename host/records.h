@@ -49,4 +49,30 @@ typedef la_status (*la_record_source)(void *src, la_record_fn fn, void *ctx);
 la_status la_records_each_source(la_record_source src, void *src_ctx, const char *path, const la_limits *lim,
                                  la_record_fn fn, void *ctx, const int *stop);
 
+/* Records parsed on worker threads and committed on the calling thread in input order. The input
+ * is cut into chunks of about LA_JSONL_CHUNK_BYTES, after a newline (a longer line is a chunk of its
+ * own); each chunk has a state of chunk_bytes bytes, zeroed, for its records alone. */
+#define LA_JSONL_CHUNK_BYTES (256u << 10)
+
+typedef struct la_record_pipe {
+    /* On a worker thread, for each record of a chunk in order: la_record_fn's arguments (line
+     * counted from the chunk's first line), and the chunk's state. Failures stop the reading, as
+     * la_record_fn's do: the first failure in the file is the one returned. */
+    la_status (*prepare)(void *ctx, void *chunk, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                         const char *parse_error);
+    /* On the calling thread, chunks in input order: record k (0-based) of the chunk, which starts at
+     * `line` of the file. A failure ends the reading with it. */
+    la_status (*commit)(void *ctx, void *chunk, size_t k, uint32_t line);
+    /* Frees what prepare kept in a chunk's state, whether its records were committed or not. */
+    void (*release)(void *ctx, void *chunk);
+    size_t chunk_bytes;
+} la_record_pipe;
+
+/* Every record of the JSONL input `in` through pipe, records parsed on up to `threads` threads
+ * (0: the CPUs this process may use), with la_records_each's limits and line numbers: commit sees
+ * the same records, in the same order, with the same lines and raw text as la_records_each's fn,
+ * whatever the thread count. */
+la_status la_jsonl_each_parallel(const la_input *in, const char *path, const la_limits *lim, int threads,
+                                 const la_record_pipe *pipe, void *ctx);
+
 #endif /* LA_RECORDS_H */

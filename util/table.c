@@ -2,21 +2,23 @@
  * table.c - the row table: partitions, input file names, rows, an arena that owns every string, and
  * an id index for uniqueness checks. Pure data: it never reads files.
  */
+#include "la_arena.h"
 #include "leakaudit.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ARENA_BLOCK (1u << 20)
 
-typedef struct arena_block {
-    struct arena_block *next;
+struct la_arena_block {
+    la_arena_block *next;
     size_t used, cap;
     char data[];
-} arena_block;
+};
 
 struct la_table {
-    arena_block *arena;
+    la_arena arena;
     la_row *rows;
     size_t nrows, caprows;
     char **parts;
@@ -45,10 +47,7 @@ la_status la_table_new(la_table **out)
 void la_table_free(la_table *t)
 {
     if (!t) return;
-    for (arena_block *b = t->arena, *n; b; b = n) {
-        n = b->next;
-        free(b);
-    }
+    la_arena_free(&t->arena);
     for (uint32_t i = 0; i < t->nparts; i++) free(t->parts[i]);
     for (uint32_t i = 0; i < t->nfiles; i++) free(t->files[i]);
     free(t->parts);
@@ -58,24 +57,66 @@ void la_table_free(la_table *t)
     free(t);
 }
 
-la_status la_table_strdup(la_table *t, const char *s, size_t n, const char **out)
+la_status la_arena_alloc(la_arena *a, size_t n, char **out)
 {
-    arena_block *b = t->arena;
+    la_arena_block *b = a->head;
+    if (n > SIZE_MAX - sizeof *b - 1) return la_error(LA_ENOMEM, "a string of %zu bytes is too long to store", n);
     if (!b || b->cap - b->used < n + 1) {
-        size_t cap = n + 1 > ARENA_BLOCK ? n + 1 : ARENA_BLOCK;
-        arena_block *nb = malloc(sizeof *nb + cap);
+        size_t block = a->block ? a->block : ARENA_BLOCK;
+        size_t cap = n + 1 > block ? n + 1 : block;
+        la_arena_block *nb = malloc(sizeof *nb + cap);
         if (!nb) return la_error(LA_ENOMEM, "out of memory storing row text");
         nb->next = b;
         nb->used = 0;
         nb->cap = cap;
-        t->arena = b = nb;
+        a->head = b = nb;
     }
     char *p = b->data + b->used;
-    memcpy(p, s, n);
     p[n] = '\0';
     b->used += n + 1;
     *out = p;
     return LA_OK;
+}
+
+la_status la_arena_strdup(la_arena *a, const char *s, size_t n, const char **out)
+{
+    char *p = NULL;
+    LA_TRY(la_arena_alloc(a, n, &p));
+    memcpy(p, s, n);
+    *out = p;
+    return LA_OK;
+}
+
+void la_arena_free(la_arena *a)
+{
+    if (!a) return;
+    for (la_arena_block *b = a->head, *n; b; b = n) {
+        n = b->next;
+        free(b);
+    }
+    a->head = NULL;
+}
+
+void la_table_adopt(la_table *t, la_arena *from)
+{
+    la_arena_block *first = from->head;
+    if (!first) return;
+    la_arena_block *last = first;
+    while (last->next) last = last->next;
+    /* behind the table's own head block, which stays the one la_table_strdup fills */
+    la_arena_block *head = t->arena.head;
+    if (head) {
+        last->next = head->next;
+        head->next = first;
+    } else {
+        t->arena.head = first;
+    }
+    from->head = NULL;
+}
+
+la_status la_table_strdup(la_table *t, const char *s, size_t n, const char **out)
+{
+    return la_arena_strdup(&t->arena, s, n, out);
 }
 
 static la_status add_name(char ***v, uint32_t *n, uint32_t *cap, const char *name, uint32_t *index)

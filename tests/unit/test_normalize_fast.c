@@ -18,6 +18,7 @@
 
 #include "leakaudit.h"
 #include "normalize.h"
+#include "buf_fixture.h"
 
 static const la_norm_mode k_modes[] = {LA_NORM_NFKC, LA_NORM_SPACE, LA_NORM_NONE};
 
@@ -67,22 +68,6 @@ static uint64_t rnd(void)
 static uint32_t below(uint32_t n)
 {
     return (uint32_t)(rnd() % n);
-}
-
-typedef struct buf {
-    char *p;
-    size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
 }
 
 static void put_cp(buf *b, int32_t cp)

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Reading JSONL on worker threads: inputs large enough to be cut into many chunks give
+# byte-identical outputs at --threads 1, 2 and 8 (report.json less its timings), with rejects,
+# duplicate ids, generated ids and embeddings whose checks depend on the rows before them; and a
+# bad line deep in a file, or a --max-rows overrun, gives the same message at every thread count.
+source "$(dirname "$0")/lib.bash"
+
+python3 - <<'PY'
+import json, random
+rnd = random.Random(13)
+words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+         "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
+         "caf\u00e9", "na\u00efve", "\u00c5ngstr\u00f6m", "\u6f22\u5b57", "\u0441\u043b\u043e\u0432\u043e"]
+def sentence(n):
+    return " ".join(rnd.choice(words) for _ in range(n))
+def line(obj):
+    return json.dumps(obj, ensure_ascii=rnd.random() < 0.5)
+
+test = [{"id": "t%d" % i, "text": sentence(40), "label": str(i % 3)} for i in range(2000)]
+bad = {  # line number in dev.jsonl -> what stands there instead of a row
+    17: '{"id": "x17", "text": "unterminated',
+    4000: '[1, 2, 3]',
+    6001: '{"id": "x6001", "text": 5}',
+    9000: b'{"id": "x9000", "text": "bad \xff byte"}',
+    12000: '{"id": "x12000", "text": "t", "available_on": "2026-02-30"}',
+    15000: '{"id": "x15000", "text": "NaN score", "score": NaN}',
+    19000: '{"id": "x19000", "text": "t", "id": "again"}',
+    19999: '{"id": "x19999", "text": "' + "long " * 400 + '"}',
+}
+with open("dev.jsonl", "wb") as f:
+    for i in range(1, 20001):
+        if i in bad:
+            b = bad[i]
+            f.write((b if isinstance(b, bytes) else b.encode()) + b"\n")
+        elif i % 997 == 0:
+            f.write(b"\n")                                       # a blank line
+        elif i % 1499 == 0:                                      # a duplicate id, rows apart
+            f.write(line({"id": "d%d" % (i - 700), "text": sentence(30)}).encode() + b"\n")
+        elif i % 53 == 0:                                        # copies of held-out rows
+            t = test[i % len(test)]
+            f.write(line({"id": "d%d" % i, "text": t["text"].upper()}).encode() + b"\r\n")
+        else:
+            f.write(line({"id": "d%d" % i, "text": sentence(rnd.randint(20, 60)), "label": str(i % 5),
+                          "available_on": "2025-%02d-%02d" % (1 + i % 12, 1 + i % 28)}).encode() + b"\n")
+with open("test.jsonl", "w") as f:
+    for i, t in enumerate(test):
+        if i == 1500:
+            t = dict(t, id="d1200")                              # an id the dev side has
+        f.write(line(t) + "\n")
+# no id field anywhere: ids are generated from the file name and the line
+with open("extra.jsonl", "w") as f:
+    for i in range(6000):
+        f.write(line({"text": sentence(rnd.randint(20, 50))}) + "\n")
+# embeddings: the first rows' vectors are bad, so a later one fixes the length all must have;
+# the text at a dotted path
+with open("vdev.jsonl", "w") as f, open("vtest.jsonl", "w") as g:
+    for i in range(8000):
+        vec = [rnd.uniform(-1, 1) for _ in range(4)]
+        if i < 3: vec = [0, 0, 0, 0]
+        elif i % 1000 == 7: vec = vec[:3]
+        elif i % 1000 == 11: vec = vec[:2] + ["x", 1]
+        f.write(line({"id": "v%d" % i, "body": {"text": sentence(30)}, "vec": vec}) + "\n")
+    for i in range(200):
+        g.write(line({"id": "w%d" % i, "body": {"text": sentence(30)}, "vec": [rnd.uniform(-1, 1) for _ in range(4)]}) + "\n")
+PY
+
+check "the inputs are cut into many chunks (of 256 KiB)"
+[ "$(stat -c %s dev.jsonl)" -gt $((16 * 262144)) ] || fail "dev.jsonl is too small to split into 16 chunks"
+[ "$(stat -c %s extra.jsonl)" -gt $((4 * 262144)) ] || fail "extra.jsonl is too small to split into 4 chunks"
+[ "$(stat -c %s vdev.jsonl)" -gt $((4 * 262144)) ] || fail "vdev.jsonl is too small to split into 4 chunks"
+
+# without_timings IN OUT: report.json less its timings line
+without_timings() { grep -v '^  "timings": ' "$1" >"$2"; }
+
+# same_outputs A B: every file of audit output A is in B and byte-identical (report.json less timings)
+same_outputs() {
+    local f n=0
+    for f in "$1"/*; do
+        f=$(basename "$f")
+        [ -e "$2/$f" ] || fail "$2 lacks $f"
+        if [ "$f" = report.json ]; then
+            expect_has "$1/$f" '"timings": '
+            without_timings "$1/$f" a.json
+            without_timings "$2/$f" b.json
+            expect_same a.json b.json
+        else
+            expect_same "$1/$f" "$2/$f"
+        fi
+        n=$((n + 1))
+    done
+    [ "$n" -eq "$(ls "$2" | wc -l)" ] || fail "$2 holds files $1 does not"
+}
+
+check "an audit with rejects, duplicates and generated ids writes the same files at 1, 2 and 8 threads"
+for t in 1 2 8; do
+    la audit --dev dev.jsonl --part extra=extra.jsonl --test test.jsonl --on-invalid reject --embed none \
+        --max-row-bytes 1500 --threads "$t" --out "out$t"
+    expect_rc 1
+done
+python3 - out1 <<'PY' || fail "the run at one thread is not the one planted"
+import json, sys
+rej = [json.loads(l) for l in open(sys.argv[1] + "/rejects.jsonl")]
+lines = sorted((r["file"].split("/")[-1], r["line"]) for r in rej)
+dev = [l for f, l in lines if f == "dev.jsonl"]
+# the planted bad lines, the duplicates, and the held-out row reusing a dev id
+assert set([17, 4000, 6001, 9000, 12000, 15000, 19000, 19999]) <= set(dev), dev
+assert all(l in dev for l in range(1499, 20001, 1499)), dev
+assert ("test.jsonl", 1501) in lines, lines
+long = [r for r in rej if r["line"] == 19999][0]
+assert "over the limit of 1500 (--max-row-bytes)" in " ".join(long["reasons"]), long
+report = json.load(open(sys.argv[1] + "/report.json"))
+assert report["findings"]["pairs_by_kind"]["exact"] > 300, report["findings"]["pairs_by_kind"]
+ids = [json.loads(l)["id"] for l in open(sys.argv[1] + "/assignments.jsonl")]
+assert "extra.jsonl:6000" in ids and "extra.jsonl:1" in ids
+PY
+same_outputs out1 out2
+same_outputs out1 out8
+
+check "embedding checks that depend on the rows before them come out the same at 1, 2 and 8 threads"
+for t in 1 2 8; do
+    la audit --dev vdev.jsonl --test vtest.jsonl --near off --embedding-field vec --text-field body.text --on-invalid reject \
+        --threads "$t" --out "vout$t"
+    [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+done
+expect_has vout1/rejects.jsonl 'vec: expected 4 numbers as in the first row, got 3'
+expect_has vout1/rejects.jsonl 'vec: vector is all zeros'
+expect_has vout1/rejects.jsonl 'vec: element 2: expected a number, got a string'
+[ "$(json_get vout1/report.json 'j["counts"]["rows_placed"]')" -gt 8000 ] || fail "the rows' text at body.text was not found"
+same_outputs vout1 vout2
+same_outputs vout1 vout8
+
+check "without --on-invalid reject the problems are listed from the first line on, the same at every thread count"
+for t in 1 2 8; do
+    la audit --dev dev.jsonl --test test.jsonl --embed none --threads "$t" --out "bad$t"
+    expect_rc 2
+    [ ! -e "bad$t" ] || fail "--out written at $t threads"
+    mv err.txt "err$t.txt"
+done
+head -n 1 err1.txt >first.txt
+expect_has first.txt 'dev.jsonl:17: record: expected one JSON object per line'
+expect_same err1.txt err2.txt
+expect_same err1.txt err8.txt
+
+check "a bad line deep in a file is named with its line at every thread count"
+python3 - <<'PY'
+lines = open("extra.jsonl").read().split("\n")
+lines[5199] = '{"text": "an object cut short'
+open("deep.jsonl", "w").write("\n".join(lines))
+PY
+for t in 1 2 8; do
+    la audit --dev deep.jsonl --test test.jsonl --embed none --threads "$t" --out "deep$t"
+    expect_rc 2
+    mv err.txt "deep$t.txt"
+done
+expect_has deep1.txt 'deep.jsonl:5200: record: expected one JSON object per line'
+expect_same deep1.txt deep2.txt
+expect_same deep1.txt deep8.txt
+
+check "--max-rows stops at the same row at every thread count"
+for t in 1 2 8; do
+    la audit --dev dev.jsonl --test test.jsonl --embed none --max-rows 4321 --threads "$t" --out "max$t"
+    expect_rc 2
+    mv err.txt "max$t.txt"
+done
+expect_has max1.txt 'dev.jsonl:4326: record: more than 4321 rows in one input' # 4 blank lines before it
+expect_same max1.txt max2.txt
+expect_same max1.txt max8.txt
+
+pass

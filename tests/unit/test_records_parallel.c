@@ -1,0 +1,200 @@
+/*
+ * test_records_parallel.c - la_jsonl_each_parallel against la_records_each: on JSONL that is cut
+ * into many chunks, the records committed in order are the serial iteration's, one for one (line,
+ * raw text, parse error or parsed object), at every thread count, under every limit; a failure
+ * (--max-rows, or one returned by commit) is the same, with the same message.
+ * Not for: what the loader makes of the records (test_load.c, tests/cli/parallel_read.sh).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "leakaudit.h"
+#include "records.h"
+#include "buf_fixture.h"
+
+static void putf(buf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(buf *t, const char *fmt, ...)
+{
+    char s[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(s, sizeof s, fmt, ap);
+    va_end(ap);
+    put(t, s, (size_t)k < sizeof s ? (size_t)k : sizeof s - 1);
+}
+
+/* One record as the test writes it down: everything a callback is given, line apart. */
+static void describe(buf *t, json_object *rec, const char *raw, size_t rawlen, const char *parse_error)
+{
+    putf(t, " raw %zu:", rawlen);
+    put(t, raw, rawlen);
+    if (rec) putf(t, " rec %s", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+    else putf(t, " error %s", parse_error);
+    put(t, "\n", 1);
+}
+
+/* ---- the serial transcript ---- */
+
+typedef struct serial {
+    buf out;
+    size_t fail_at; /* fail on this record (1-based), 0 never */
+    size_t n;
+} serial;
+
+static la_status serial_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                               const char *parse_error)
+{
+    serial *s = ctx;
+    if (++s->n == s->fail_at) return la_error(LA_EINPUT, "record %zu refused at line %u", s->n, line);
+    putf(&s->out, "line %u", line);
+    describe(&s->out, rec, raw, rawlen, parse_error);
+    return LA_OK;
+}
+
+/* ---- the parallel one: each chunk writes its records down, commit copies them in order ---- */
+
+typedef struct chunk {
+    buf *recs;
+    size_t n;
+} chunk;
+
+typedef struct parallel {
+    buf out;
+    size_t fail_at;
+    size_t n;
+} parallel;
+
+static la_status prepare(void *ctx, void *state, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
+                         const char *parse_error)
+{
+    chunk *c = state;
+    c->recs = realloc(c->recs, (c->n + 1) * sizeof *c->recs);
+    assert_non_null(c->recs);
+    buf *t = &c->recs[c->n++];
+    memset(t, 0, sizeof *t);
+    describe(t, rec, raw, rawlen, parse_error);
+    return LA_OK;
+}
+
+static la_status commit(void *ctx, void *state, size_t k, uint32_t line)
+{
+    parallel *p = ctx;
+    chunk *c = state;
+    assert_true(k < c->n);
+    if (++p->n == p->fail_at) return la_error(LA_EINPUT, "record %zu refused at line %u", p->n, line);
+    putf(&p->out, "line %u", line);
+    put(&p->out, c->recs[k].p, c->recs[k].n);
+    return LA_OK;
+}
+
+static void release(void *ctx, void *state)
+{
+    chunk *c = state;
+    for (size_t i = 0; i < c->n; i++) free(c->recs[i].p);
+    free(c->recs);
+}
+
+static const la_record_pipe pipe_ = {prepare, commit, release, sizeof(chunk)};
+
+/* ---- the input ---- */
+
+static uint32_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005u + 1442695040888963407u;
+    return (uint32_t)(*s >> 33);
+}
+
+/* About 3 MB of JSONL with a BOM, blank and white lines, CRLF endings, lines that do not parse,
+ * values that are no objects, text after an object, a line longer than a chunk, no final
+ * newline; lines of every length, so chunk cuts fall everywhere. */
+static void make_input(la_input *in)
+{
+    buf t = {0};
+    uint64_t s = 42;
+    put(&t, "\xEF\xBB\xBF", 3);
+    for (int i = 0; t.n < 3u << 20; i++) {
+        uint32_t r = rnd(&s) % 100;
+        if (r < 3) put(&t, "\n", 1);
+        else if (r < 5) put(&t, "  \t \n", 5);
+        else if (r < 7) putf(&t, "{\"id\": \"x%d\", \"text\": \"cut short\n", i);
+        else if (r < 8) put(&t, "[1, 2]\n", 7);
+        else if (r < 9) putf(&t, "{\"id\": %d} extra\n", i);
+        else if (r < 10) putf(&t, "{\"id\": \"q%d\", 'text': 'single'}\n", i);
+        else {
+            putf(&t, "{\"id\": \"r%d\", \"text\": \"", i);
+            for (uint32_t w = rnd(&s) % 200; w > 0; w--) putf(&t, "w%u ", rnd(&s) % 1000);
+            put(&t, "\"}", 2);
+            put(&t, r < 20 ? "\r\n" : "\n", r < 20 ? 2 : 1);
+        }
+        if (i == 5000) { /* one line of 300 KB, longer than a chunk */
+            put(&t, "{\"id\": \"long\", \"text\": \"", 24);
+            for (int k = 0; k < 30000; k++) put(&t, "long long ", 10);
+            put(&t, "\"}\n", 3);
+        }
+    }
+    put(&t, "{\"id\": \"last\", \"text\": \"no newline\"}", 36);
+    memset(in, 0, sizeof *in);
+    in->data = t.p;
+    in->len = t.n;
+    in->compression = "none";
+}
+
+static void expect_same_records(const la_input *in, const la_limits *lim, size_t fail_at)
+{
+    serial s = {{0}, fail_at, 0};
+    la_status want = la_records_each(in, "x.jsonl", LA_FMT_JSONL, lim, serial_record, &s);
+    char want_msg[512];
+    snprintf(want_msg, sizeof want_msg, "%s", want == LA_OK ? "" : la_last_error());
+    assert_true(s.n > 1000);
+    int threads[] = {1, 2, 3, 8};
+    for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
+        parallel p = {{0}, fail_at, 0};
+        la_status got = la_jsonl_each_parallel(in, "x.jsonl", lim, threads[k], &pipe_, &p);
+        assert_int_equal(got, want);
+        if (want != LA_OK) assert_string_equal(la_last_error(), want_msg);
+        assert_int_equal(p.out.n, s.out.n);
+        assert_memory_equal(p.out.p, s.out.p, s.out.n);
+        free(p.out.p);
+    }
+    free(s.out.p);
+}
+
+static void test_same_records_as_serial(void **state)
+{
+    la_input in;
+    make_input(&in);
+    assert_true(in.len > 10 * LA_JSONL_CHUNK_BYTES);
+    expect_same_records(&in, NULL, 0);
+    la_limits lim;
+    la_limits_default(&lim);
+    lim.max_row_bytes = 1000; /* the long lines become rejects, their first 256 bytes kept */
+    expect_same_records(&in, &lim, 0);
+    free(in.data);
+}
+
+static void test_failures_as_serial(void **state)
+{
+    la_input in;
+    make_input(&in);
+    la_limits lim;
+    la_limits_default(&lim);
+    lim.max_rows = 7777;
+    expect_same_records(&in, &lim, 0);   /* --max-rows: "x.jsonl:LINE: record: more than 7777 rows" */
+    expect_same_records(&in, NULL, 9000); /* the caller's own failure, deep in the file */
+    free(in.data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_records_as_serial),
+        cmocka_unit_test(test_failures_as_serial),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

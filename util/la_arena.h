@@ -1,0 +1,40 @@
+/*
+ * la_arena.h - an arena of strings: copies that live until the arena is freed, in blocks that never
+ * move, so a pointer into it stays valid as more is added. One thread fills an arena at a time; a
+ * worker thread fills its own and hands the blocks to the row table when it is done
+ * (la_table_adopt), so rows can point into text that was copied off the main thread.
+ * Not for: strings freed one by one.
+ */
+#ifndef LA_ARENA_H
+#define LA_ARENA_H
+
+#include "leakaudit.h"
+
+#include <stddef.h>
+
+typedef struct la_arena_block la_arena_block;
+
+/* Zero-initialized it is empty and makes blocks of 1 MiB; set `block` first for another size
+ * (a string longer than a block gets a block of its own size). */
+typedef struct la_arena {
+    la_arena_block *head; /* the block being filled; the others behind it */
+    size_t block;         /* bytes of a new block; 0: 1 MiB */
+} la_arena;
+
+/* Copy n bytes of s into the arena, NUL-terminated; *out points at the copy, which lives until
+ * la_arena_free (or, after la_table_adopt, as long as the table). LA_ENOMEM with a message when no
+ * block can be had. */
+la_status la_arena_strdup(la_arena *a, const char *s, size_t n, const char **out /* OUT */);
+
+/* Room for n bytes and a NUL in the arena: *out points at n + 1 bytes, the last of them '\0', the
+ * rest the caller's to fill. Same lifetime and failures as la_arena_strdup. */
+la_status la_arena_alloc(la_arena *a, size_t n, char **out /* OUT */);
+
+/* Free every block; the arena is empty again (its block size kept). NULL does nothing. */
+void la_arena_free(la_arena *a);
+
+/* Move every block of `from` to the table, which frees them with itself; `from` is left empty and
+ * the pointers into it stay valid as long as the table. Not thread-safe with other calls on t. */
+void la_table_adopt(la_table *t, la_arena *from);
+
+#endif /* LA_ARENA_H */
