@@ -38,7 +38,8 @@ void la_embed_lexical_params_default(la_embed_lexical_params *p);
 /*
  * Embed n texts (texts[i] of lens[i] bytes; NULL or length 0 is an empty text) into out, n x
  * p->dim floats, row-major, caller-allocated. Rows are unit length, or zero for texts with no
- * feature. Returns LA_EINVAL for bad parameters, LA_ENOMEM.
+ * feature. Returns LA_EINVAL for bad parameters, LA_ENOMEM. Takes a 16 MB document-frequency table
+ * and 16 MB more per OpenMP thread after the first, freed before it returns.
  */
 la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, size_t n,
                                const la_embed_lexical_params *p, float *out /* OUT: n x dim */);
