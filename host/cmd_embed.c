@@ -5,6 +5,7 @@
  * (.txt: one text per line).
  */
 #include "cli.h"
+#include "la_alloc.h"
 #include "commands.h"
 #include "input.h"
 #include "model.h"
@@ -54,7 +55,7 @@ static la_status push(texts *t, const char *s, size_t n)
         if (!v || !l) return la_error(LA_ENOMEM, "out of memory");
         t->cap = nc;
     }
-    if (!(t->v[t->n] = strndup(s, n))) return la_error(LA_ENOMEM, "out of memory");
+    if (!(t->v[t->n] = la_strndup(s, n))) return la_error(LA_ENOMEM, "out of memory");
     t->len[t->n++] = n;
     return LA_OK;
 }

@@ -310,7 +310,7 @@ static la_status push_reject(pending *p, checked *c, uint32_t part)
         L->caprejects = cap;
     }
     const char *id = c->row.id;
-    char *idcopy = id ? strdup(id) : NULL, *rawcopy = strndup(c->row.raw, c->rawlen);
+    char *idcopy = id ? strdup(id) : NULL, *rawcopy = la_strndup(c->row.raw, c->rawlen);
     if ((id && !idcopy) || !rawcopy) {
         free(idcopy);
         free(rawcopy);

@@ -106,7 +106,7 @@ la_status la_unigram_new_pieces(const la_unigram_pieces *p, la_unigram **out)
         size_t len;
         float sc;
         const char *b = p->piece(p->ctx, i, &len, &sc);
-        if (!(u->piece[i] = strndup(b, len))) s = la_error(LA_ENOMEM, "out of memory");
+        if (!(u->piece[i] = la_strndup(b, len))) s = la_error(LA_ENOMEM, "out of memory");
         u->score[i] = sc;
         if (i == 0 || sc < min_score) min_score = sc;
         int special = 0;
@@ -256,7 +256,7 @@ la_status la_unigram_new(const char *path, la_unigram **out)
             break;
         }
         json_object *p = json_object_array_get_idx(e, 0);
-        u->piece[i] = strndup(json_object_get_string(p), (size_t)json_object_get_string_len(p));
+        u->piece[i] = la_strndup(json_object_get_string(p), (size_t)json_object_get_string_len(p));
         u->score[i] = json_object_get_double(json_object_array_get_idx(e, 1));
         if (!u->piece[i]) {
             s = la_error(LA_ENOMEM, "out of memory");
@@ -318,7 +318,7 @@ static la_status norm_apply(const norm_step *st, char **s)
         size_t a = 0, b = strlen(in);
         while (a < b && is_ws((unsigned char)in[a])) a++;
         while (b > a && is_ws((unsigned char)in[b - 1])) b--;
-        outp = strndup(in + a, b - a);
+        outp = la_strndup(in + a, b - a);
         if (!outp) return la_error(LA_ENOMEM, "out of memory");
     } else if (st->kind == N_SPACES) {
         size_t k = 0;
@@ -442,7 +442,7 @@ static la_status viterbi(const la_unigram *u, const char *w, size_t n, int32_t *
 la_status la_unigram_encode(const la_unigram *u, const char *text, size_t n, int32_t **ids, size_t *nids,
                             size_t *cap)
 {
-    char *s = strndup(text, n);
+    char *s = la_strndup(text, n);
     if (!s) return la_error(LA_ENOMEM, "out of memory");
     la_status st = LA_OK;
     for (size_t k = 0; k < u->nnorm && st == LA_OK; k++) st = norm_apply(&u->norm[k], &s);

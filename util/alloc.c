@@ -4,6 +4,7 @@
 #include "la_alloc.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void *la_malloc_n(size_t n, size_t size)
 {
@@ -44,4 +45,15 @@ int la_grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
     *p = q;
     *cap = c;
     return 1;
+}
+
+char *la_strndup(const char *s, size_t n)
+{
+    const char *nul = memchr(s, 0, n);
+    size_t k = nul ? (size_t)(nul - s) : n;
+    char *d = malloc(k + 1);
+    if (!d) return NULL;
+    memcpy(d, s, k);
+    d[k] = '\0';
+    return d;
 }

@@ -31,6 +31,11 @@ void *la_calloc_n(size_t n, size_t size);
  * and then p is untouched and still owned by the caller. */
 void *la_realloc_n(void *p, size_t n, size_t size);
 
+/* strndup that reads at most n bytes of s (stopping at a NUL before them): glibc's strndup does too,
+ * but sanitizers' string checks read s to its end, which over a file buffer is quadratic. NULL when
+ * out of memory. */
+char *la_strndup(const char *s, size_t n);
+
 /* Make room for `need` elements of `size` bytes in *p (capacity *cap elements), doubling from
  * `first` elements. Returns 1 on success (then *cap >= need), 0 on overflow or no memory (*p and
  * *cap untouched). */
