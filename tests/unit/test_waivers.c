@@ -17,24 +17,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api_fixture.h"
 #include "baseline.h"
 #include "waivers.h"
 
-static char g_dir[64];
-
+/* The files of each test go in a scratch folder (api_fixture.h's g_dir). */
 static int make_dir(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/la_test_waivers_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return scratch_make("waivers");
 }
 
 /* Write text to g_dir/name; the path in a static buffer. */
@@ -234,5 +225,5 @@ int main(void)
         cmocka_unit_test(test_rejects),       cmocka_unit_test(test_baseline_read),
         cmocka_unit_test(test_baseline_rejects),
     };
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return cmocka_run_group_tests(tests, make_dir, scratch_teardown);
 }
