@@ -28,33 +28,62 @@ static int is_letter(int32_t c)
     }
 }
 
-/* Lower-case function words of other Latin-script languages that are not English words. */
+/* Lower-case function words of other Latin-script languages that are not English words. Both lists
+ * are kept in byte order (memcmp, a prefix first): list_index searches them by halves, and
+ * la_language_lists_sorted lets the tests check it. */
 static const char *const foreign_words[] = { /* at most 192 */
-    "el", "los", "las", "del", "una", "por", "para", "con", "est\xc3\xa1", "pero", "m\xc3\xa1s", "que", "como",
-    "sus", "este", "esta", "le", "les", "des", "du", "est", "une", "et", "pour", "dans", "pas", "qui", "sur",
-    "avec", "sont", "cette", "ce", "au", "aux", "vous", "nous", "ne", "il", "der", "das", "und", "ist", "nicht",
-    "ein", "eine", "mit", "f\xc3\xbcr", "auf", "dem", "sich", "auch", "werden", "wird", "zu", "von", "ich",
-    "sie", "n\xc3\xa3o", "uma", "s\xc3\xa3o", "mais", "pelo", "pela", "tamb\xc3\xa9m", "isso",
-    "della", "che", "gli", "sono", "degli", "nel", "alla", "questo", "anche", "het", "een", "niet", "zijn",
-    "voor", "ook", "wordt", "naar", "maar", "deze", "la", "de", "en", "se", "lo", "al", "su", "puede", "um",
-    "ao", "voc\xc3\xaa", "seu", "sua", "foi", "ser", "di", "un", "non", "\xc3\xa8", "essere", "questa",
-    "pu\xc3\xb2", "kann", "oder", "wurde", "beim", "einen", "keine", "sind", "bitte", "ou", "\xc3\xaatre", "peut",
-    "votre", "te", "geen", "worden", "dit", "wilt", "kunnen", "zal", "konnte",
+    "al", "alla", "anche", "ao", "au", "auch", "auf", "aux", "avec", "beim", "bitte", "ce", "cette", "che",
+    "como", "con", "dans", "das", "de", "degli", "del", "della", "dem", "der", "des", "deze", "di", "dit",
+    "du", "een", "ein", "eine", "einen", "el", "en", "essere", "est", "esta", "este", "est\xc3\xa1", "et",
+    "foi", "f\xc3\xbcr", "geen", "gli", "het", "ich", "il", "isso", "ist", "kann", "keine", "konnte",
+    "kunnen", "la", "las", "le", "les", "lo", "los", "maar", "mais", "mit", "m\xc3\xa1s", "naar", "ne", "nel",
+    "nicht", "niet", "non", "nous", "n\xc3\xa3o", "oder", "ook", "ou", "para", "pas", "pela", "pelo", "pero",
+    "peut", "por", "pour", "puede", "pu\xc3\xb2", "que", "questa", "questo", "qui", "se", "ser", "seu",
+    "sich", "sie", "sind", "sono", "sont", "su", "sua", "sur", "sus", "s\xc3\xa3o", "tamb\xc3\xa9m", "te",
+    "um", "uma", "un", "una", "und", "une", "voc\xc3\xaa", "von", "voor", "votre", "vous", "werden", "wilt",
+    "wird", "worden", "wordt", "wurde", "zal", "zijn", "zu", "\xc3\xa8", "\xc3\xaatre",
 };
 
 static const char *const english_words[] = {
-    "the", "of", "and", "to", "in", "is", "that", "for", "it", "with", "as", "was", "on", "be", "by", "this",
-    "are", "from", "at", "have", "an", "which", "you", "or", "not", "but", "his", "her", "they", "we", "has",
-    "had", "were", "will", "can", "if", "there", "their", "what", "how", "many", "much", "each", "does", "did",
-    "she", "he", "its", "into", "than", "then",
+    "an", "and", "are", "as", "at", "be", "but", "by", "can", "did", "does", "each", "for", "from", "had",
+    "has", "have", "he", "her", "his", "how", "if", "in", "into", "is", "it", "its", "many", "much", "not",
+    "of", "on", "or", "she", "than", "that", "the", "their", "then", "there", "they", "this", "to", "was",
+    "we", "were", "what", "which", "will", "with", "you",
 };
 
-/* The index of w[0 .. n) in list, or -1. */
+/* w[0 .. n) against the NUL-terminated word b, in byte order with a prefix first. */
+static int word_cmp(const char *w, size_t n, const char *b)
+{
+    size_t m = strlen(b);
+    int c = memcmp(w, b, n < m ? n : m);
+    return c ? c : (n > m) - (n < m);
+}
+
+/* The index of w[0 .. n) in the sorted list, or -1. */
 static int list_index(const char *w, size_t n, const char *const *list, size_t count)
 {
-    for (size_t i = 0; i < count; i++)
-        if (strlen(list[i]) == n && !memcmp(list[i], w, n)) return (int)i;
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = word_cmp(w, n, list[mid]);
+        if (!c) return (int)mid;
+        if (c < 0) hi = mid;
+        else lo = mid + 1;
+    }
     return -1;
+}
+
+static int sorted(const char *const *list, size_t count)
+{
+    for (size_t i = 1; i < count; i++)
+        if (word_cmp(list[i - 1], strlen(list[i - 1]), list[i]) >= 0) return 0;
+    return 1;
+}
+
+int la_language_lists_sorted(void)
+{
+    return sorted(foreign_words, sizeof foreign_words / sizeof *foreign_words) &&
+           sorted(english_words, sizeof english_words / sizeof *english_words);
 }
 
 typedef struct word_counts {
@@ -90,7 +119,9 @@ la_lang_verdict la_text_language(const char *s, size_t n)
     while (i <= n) {
         int32_t cp = -1;
         utf8proc_ssize_t adv = 1;
-        if (i < n) {
+        if (i < n && (unsigned char)s[i] < 0x80) {
+            cp = (unsigned char)s[i]; /* ASCII: one byte, no decoding */
+        } else if (i < n) {
             adv = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
             if (adv <= 0) adv = 1, cp = -1;
         }

@@ -30,6 +30,9 @@ typedef enum la_lang_verdict {
 /* The verdict on the UTF-8 text s[0 .. n) (invalid bytes count as non-letters). */
 la_lang_verdict la_text_language(const char *s, size_t n);
 
+/* 1 when the function-word lists are in the byte order their search needs (a check for the tests). */
+int la_language_lists_sorted(void);
+
 /* A few words for the verdict ("Han, Kana or Hangul script"), for reports. */
 const char *la_lang_verdict_name(la_lang_verdict v);
 

@@ -136,11 +136,23 @@ static void test_default_model_choice(void **state)
                              "Thai-family script)");
 }
 
+/* The function-word lists are searched by halves: a word added out of order would go unseen. */
+static void test_word_lists_are_in_search_order(void **state)
+{
+    (void)state;
+    assert_true(la_language_lists_sorted());
+    /* the first, a middle and the last word of each list, and one past either end */
+    assert_int_equal(verdict("al alla anche und zu wurde zijn"), LA_LANG_OTHER_LATIN);
+    assert_int_equal(verdict("\xc3\xaatre \xc3\xa8 vous werden und une les"), LA_LANG_OTHER_LATIN);
+    assert_int_equal(verdict("aa ab zz zzz zzzz zzzzz zzzzzz"), LA_LANG_ENGLISH);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_english_stays_english),
         cmocka_unit_test(test_other_languages_are_found),
+        cmocka_unit_test(test_word_lists_are_in_search_order),
         cmocka_unit_test_setup_teardown(test_default_model_choice, make_root, remove_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
