@@ -151,6 +151,27 @@ static void test_number_words_match_digits(void **state)
     la_table_free(f.t);
 }
 
+/* A number is its value however it is written: "four decades" is 40, "3 dozen" 36, "twenty-five"
+ * 25, "two hundred fifty" 250, "a trio" 3. Not joined: a piece of a decimal ("1.5 dozen") and words
+ * with another word between them ("2 hundred and fifty"); and "3 rolls" is not 36. */
+static void test_numbers_in_words_are_their_values(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t b = (uint32_t)add(&f, f.test, "b", "after 40 years the baker sells 36 rolls to 25 guests and 250 cookies to 3 neighbours each week");
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", "after four decades the baker sells 3 dozen rolls to twenty-five guests and two hundred fifty cookies to a trio of neighbours each week");
+    la_pair p = graded(&f, a, b, LA_KIND_SEMANTIC, 1);
+    assert_int_equal(p.nums_held, 5);
+    assert_int_equal(p.nums_shared, 5);
+    assert_int_equal(p.nums_changed, 0);
+    uint32_t c = (uint32_t)add(&f, f.dev, "c", "after 1.5 dozen years the baker sells 3 rolls to twenty five guests and 2 hundred and fifty cookies to 3 neighbours each week");
+    p = graded(&f, c, b, LA_KIND_SEMANTIC, 1);
+    /* 25 (twenty five) and 3 (neighbours) survive; 40, 36 and 250 ("2 hundred and fifty") do not */
+    assert_int_equal(p.nums_shared, 2);
+    la_table_free(f.t);
+}
+
 /* Exact links are copies whatever the scores; family links are not graded. */
 static void test_exact_copy_family_ungraded(void **state)
 {
@@ -298,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_other_numbers_are_related),       cmocka_unit_test(test_reordered_words_are_near),
         cmocka_unit_test(test_number_words_match_digits),
         cmocka_unit_test(test_numbers_trading_places_are_not_restated),
+        cmocka_unit_test(test_numbers_in_words_are_their_values),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
         cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
     };
