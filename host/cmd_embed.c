@@ -10,6 +10,7 @@
 #include "input.h"
 #include "model.h"
 #include "npy.h"
+#include "progress.h"
 #include "records.h"
 
 #include <getopt.h>
@@ -33,6 +34,8 @@ static const char k_help[] =
     "                       chooses by itself then)\n"
     "  --threads N          worker threads (default 0: all cores)\n"
     "  --batch N            sequences per encoder batch (default 128; texts are sorted by length)\n"
+    "  --progress auto|always|never|json  progress on stderr (default auto: on a terminal only)\n"
+    "  --quiet, -q          print nothing but errors (no note, no summary, no progress)\n"
     "\n"
     "Exit 0 on success, 2 on bad input or usage (a missing field names the file and line), 3 internal.\n";
 
@@ -85,6 +88,9 @@ static la_status read_txt(texts *t, const la_input *in)
     return LA_OK;
 }
 
+static void encoding_begins(void *ctx, size_t total) { la_progress_begin(ctx, "encoding", total, "tokens", 0); }
+static void encoding_adds(void *ctx, size_t n) { la_progress_add(ctx, n); }
+
 static int ends_with(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
@@ -96,15 +102,17 @@ int la_cmd_embed(int argc, char **argv)
     static const struct option opts[] = {{"out", required_argument, 0, 'o'},       {"text-field", required_argument, 0, 'f'},
                                          {"format", required_argument, 0, 'F'},    {"model", required_argument, 0, 'm'},
                                          {"threads", required_argument, 0, 't'},   {"help", no_argument, 0, 'h'},
-                                         {"batch", required_argument, 0, 'b'},
+                                         {"batch", required_argument, 0, 'b'},     {"quiet", no_argument, 0, 'q'},
+                                         {"progress", required_argument, 0, 'P'},
                                          {0, 0, 0, 0}};
     const char *out = NULL, *model = NULL, *fmt_s = "auto";
     texts t = {0};
     t.field = "text";
-    int threads = 0, c;
+    int threads = 0, quiet = 0, c;
     long batch = 0;
+    la_progress_mode pmode = LA_PROGRESS_AUTO;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'f': t.field = optarg; break;
@@ -124,6 +132,13 @@ int la_cmd_embed(int argc, char **argv)
             batch = atol(optarg);
             if (batch < 1 || batch > 4096) {
                 fprintf(stderr, "leakaudit embed: --batch %s: expected 1 to 4096 sequences\n", optarg);
+                return LA_EXIT_USAGE;
+            }
+            break;
+        case 'q': quiet = 1; break;
+        case 'P':
+            if (la_progress_parse(optarg, &pmode) != LA_OK) {
+                fprintf(stderr, "leakaudit embed: %s\n", la_last_error());
                 return LA_EXIT_USAGE;
             }
             break;
@@ -147,6 +162,8 @@ int la_cmd_embed(int argc, char **argv)
     la_status s = model ? la_model_resolve(model, dir, sizeof dir) : LA_OK;
     la_limits lim;
     la_limits_default(&lim);
+    la_progress *prog = la_progress_new(pmode, quiet, "leakaudit embed:", stderr);
+    la_progress_begin(prog, "read", (size_t)(argc - optind), "files", 0);
     for (int i = optind; s == LA_OK && i < argc; i++) {
         la_input in;
         if ((s = la_input_read(argv[i], &lim, &in)) != LA_OK) break;
@@ -158,12 +175,18 @@ int la_cmd_embed(int argc, char **argv)
         else
             s = la_records_each(&in, argv[i], fmt == LA_FMT_AUTO ? la_format_detect(argv[i], &in) : fmt, &lim, on_record, &t);
         la_input_free(&in);
+        la_progress_add(prog, 1);
+    }
+    if (s == LA_OK) {
+        char note[48];
+        snprintf(note, sizeof note, "%zu texts", t.n);
+        la_progress_end(prog, note);
     }
     if (s == LA_OK && !model) {
         /* A fixed default, so that files embedded one by one for the same audit share a model;
          * the audit's own choice for non-English rows is named instead. */
         if (strcmp(la_model_default_for((const char *const *)t.v, t.len, t.n, NULL, NULL, why, sizeof why),
-                   LA_MODEL_DEFAULT))
+                   LA_MODEL_DEFAULT) && !quiet)
             fprintf(stderr, "leakaudit embed: note: %s; embed with --model %s for vectors by meaning across "
                     "languages (audit chooses it by itself), and embed every file of one audit with the same model\n",
                     why, LA_MODEL_MULTILINGUAL);
@@ -176,18 +199,22 @@ int la_cmd_embed(int argc, char **argv)
     double t1 = la_now();
     if (s == LA_OK) {
         la_model_set_batch(m, (size_t)batch);
+        if (prog) la_model_set_progress(m, encoding_begins, encoding_adds, prog);
         vec = malloc((t.n * la_model_dim(m) + 1) * sizeof *vec);
         s = vec ? la_model_embed(m, (const char *const *)t.v, t.len, t.n, threads, vec)
                 : la_error(LA_ENOMEM, "out of memory");
     }
     double t2 = la_now();
+    if (s == LA_OK) la_progress_begin(prog, "write", 0, "files", 0);
     if (s == LA_OK) s = la_npy_write(out, vec, t.n, la_model_dim(m));
+    la_progress_end(prog, s == LA_OK ? out : NULL);
+    la_progress_free(prog);
     int rc = 0;
-    if (s == LA_OK) {
+    if (s == LA_OK && !quiet) {
         fprintf(stderr, "leakaudit embed: %zu texts, %s (%zu dimensions, weights %s), %.2f s (model load %.2f s, "
                 "encoding %.2f s: %.1f texts/s) -> %s\n", t.n, la_model_name(m), la_model_dim(m),
                 la_model_weights_hash(m), la_now() - t0, t1 - t0, t2 - t1, (double)t.n / (t2 - t1), out);
-    } else {
+    } else if (s != LA_OK) {
         fprintf(stderr, "leakaudit embed: %s\n", la_last_error());
         rc = s == LA_EINPUT || s == LA_EINVAL || s == LA_EIO ? LA_EXIT_USAGE : LA_EXIT_INTERNAL;
     }

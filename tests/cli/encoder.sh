@@ -166,4 +166,26 @@ grep -q "but multilingual-e5-small is not installed, so all-MiniLM-L6-v2 runs" z
 la embed zh_dev.jsonl --out zh.npy
 expect_rc 0
 grep -q "note: 1 of 2 texts are not English" err.txt || fail "embed should name the non-English texts"
+
+check "leakaudit embed -q prints nothing; --progress json reports each stage; the vectors are the same"
+la embed zh_dev.jsonl --out zq.npy -q
+expect_rc 0
+[ ! -s err.txt ] && [ ! -s out.txt ] || fail "embed -q should print nothing on success"
+cmp zh.npy zq.npy || fail "-q should not change the vectors"
+la embed zh_dev.jsonl --out zp.npy --progress json
+expect_rc 0
+python3 - err.txt <<'PY' || fail "--progress json should print one JSON object per line for read, encoding and write"
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("{")]
+events = [json.loads(l) for l in lines]
+stages = {e["stage"] for e in events if e["progress"] == "end"}
+assert {"read", "encoding", "write"} <= stages, stages
+enc = [e for e in events if e["stage"] == "encoding" and e["progress"] == "end"][0]
+assert enc["done"] == enc["total"] > 0, enc
+PY
+cmp zh.npy zp.npy || fail "--progress should not change the vectors"
+la embed zh_dev.jsonl --out zx.npy --progress sometimes
+expect_rc 2
+grep -q "sometimes" err.txt || fail "a bad --progress value should be named"
+[ ! -e zx.npy ] || fail "a usage error should write nothing"
 pass
