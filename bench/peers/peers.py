@@ -14,7 +14,6 @@ signature rate when --ours-rows-per-s is given.
 import argparse
 import json
 import os
-import re
 import sys
 import time
 
@@ -23,16 +22,7 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")  # rensa's batch paths: one thre
 import datasketch  # noqa: E402
 import rensa  # noqa: E402
 
-WORD = re.compile(rb"[0-9A-Za-z\x80-\xff]+")
-
-
-def shingles(text, n=2):
-    w = WORD.findall(text.encode())
-    if not w:
-        return []
-    if len(w) < n:
-        return [b" ".join(w).decode()]
-    return sorted({b" ".join(w[i:i + n]).decode() for i in range(len(w) - n + 1)})
+from shingle import shingles  # noqa: E402
 
 
 def load(path):
