@@ -126,9 +126,19 @@ la_status la_report_semantic(const la_table *t, const la_semantic_report *r, la_
         la_buf_printf(j, ", \"encoder_backend\": \"%s\", \"encoder_fallback\": ", r->encoder_backend);
         la_buf_json_str(j, r->encoder_fallback);
         la_buf_printf(j, ", \"weights\": \"%s\", \"window_tokens\": %zu, \"windows\": %s, \"long_text_window_tokens\": %zu, "
-                      "\"texts_windowed\": %zu}",
+                      "\"texts_windowed\": %zu",
                       r->model_hash, r->model_window, r->no_windows ? "false" : "true", r->window_tokens,
                       r->texts_windowed);
+        la_buf_puts(j, ", \"cache\": ");
+        if (r->cache_file) {
+            la_buf_puts(j, "{\"file\": ");
+            la_buf_json_str(j, r->cache_file);
+            la_buf_printf(j, ", \"hits\": %zu, \"misses\": %zu, \"note\": ", r->cache_hits, r->cache_misses);
+            la_buf_json_str(j, r->cache_note);
+            la_buf_puts(j, "}}");
+        } else {
+            la_buf_puts(j, "null}");
+        }
     }
     la_buf_printf(j, ", \"dim\": %zu, \"threshold\": ", r->dim);
     la_buf_json_num(j, r->threshold);

@@ -53,6 +53,9 @@ typedef struct la_semantic_report {
     const char *model_name, *model_hash, *encoder_backend, *encoder_fallback;
     size_t model_window, window_tokens, texts_windowed;
     int no_windows;                    /* --semantic-windows off */
+    /* --cache: the file (NULL: no cache), texts found and computed, why a file was ignored ("") */
+    const char *cache_file, *cache_note;
+    size_t cache_hits, cache_misses;
     int brought_in;                    /* vectors from --embeddings or --embedding-field */
     size_t dim;
     double threshold;

@@ -31,6 +31,7 @@ static const char k_help[] =
     "  --embeddings FILE.npy   one vector per input row, in input order across the files\n"
     "  --embedding-field NAME  vectors in the rows;  --embed lexical  the built-in embedding\n"
     "  --embed model, --model NAME|DIR  the built-in sentence encoder (see leakaudit models)\n"
+    "  --cache DIR             keep the encoder's vectors in DIR between runs (audit --help)\n"
     "  --semantic-threshold X  cosine that joins two rows (default 0.82; 0.50 for lexical)\n"
     "\n"
     "Three-set rule (--three-set), for a prompt-based classifier; every row needs a label:\n"

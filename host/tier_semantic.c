@@ -7,7 +7,9 @@
  * threshold and its source, window pairs, every held-out row's nearest seen rows, the stages.
  */
 #include "backend.h"
+#include "embed_cache.h"
 #include "embed_lexical.h"
+#include "la_alloc.h"
 #include "model.h"
 #include "npy.h"
 #include "report_tiers.h"
@@ -15,6 +17,7 @@
 #include "tiers.h"
 
 #include <limits.h>
+#include <sodium.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +79,11 @@ la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *
         if (!*arg) return la_error(LA_EINVAL, "--model: expected a model name or folder");
         o->model_name = arg;
         o->model = 1, o->lexical = 0, o->embed_set = 1, o->enabled = 1;
+        return LA_OK;
+    }
+    if (!strcmp(name, "cache")) {
+        if (!*arg) return la_error(LA_EINVAL, "--cache: expected a folder");
+        o->cache_dir = arg;
         return LA_OK;
     }
     if (!strcmp(name, "semantic-windows")) {
@@ -181,6 +189,10 @@ typedef struct embed_run {
     /* windows (model only): nwin > nrows when some text was longer than the window */
     size_t nwin;
     uint32_t *item, *begin, *end;
+    /* --cache */
+    int cached;
+    size_t cache_hits, cache_misses;
+    char cache_file[4200], cache_note[4400];
 } embed_run;
 
 static void embed_run_free(embed_run *r)
@@ -249,6 +261,175 @@ static int cmp_size(const void *x, const void *y)
 static void encoding_begins(void *ctx, size_t total) { la_progress_begin(ctx, "semantic copies: encoding", total, "tokens", 0); }
 static void encoding_adds(void *ctx, size_t n) { la_progress_add(ctx, n); }
 
+/* Windows as long as the held-out items (the 90th percentile of their word pieces, plus a quarter
+ * for rewording, 32 at least): a held-out item inside a long seen text then has a window of about
+ * its own size, whose vector is not diluted by the rest of the text. 0 when out of memory. */
+static size_t window_tokens(const la_model *m, const la_row *rows, const char **texts, const size_t *lens, size_t n,
+                            uint32_t heldout)
+{
+    size_t nh = 0, *tl = malloc((n + 1) * sizeof *tl), win;
+    if (!tl) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].part == heldout && lens[i]) tl[nh++] = la_model_count_tokens(m, texts[i], lens[i]);
+    if (nh > 1) qsort(tl, nh, sizeof *tl, cmp_size);
+    win = nh ? tl[(size_t)((double)(nh - 1) * 0.9)] * 5 / 4 : 0;
+    if (win < 32) win = 32;
+    if (win > la_model_window(m)) win = la_model_window(m);
+    free(tl);
+    return win;
+}
+
+/* The encoder over n texts into r: windows of win word pieces (r->item, begin, end set), or one
+ * vector per text cut at the model window (r->item NULL). */
+static la_status embed_texts(la_model *m, const char **texts, const size_t *lens, size_t n, int windows, size_t win,
+                             int threads, embed_run *r)
+{
+    if (windows) return la_model_embed_windows(m, texts, lens, n, win, threads, &r->emb, &r->item, &r->begin, &r->end,
+                                               &r->nwin);
+    r->emb = malloc((n * la_model_dim(m) + 1) * sizeof *r->emb);
+    if (!r->emb) return la_error(LA_ENOMEM, "out of memory");
+    r->nwin = n;
+    return la_model_embed(m, texts, lens, n, threads, r->emb);
+}
+
+/* Everything that changes a vector, as the cache's settings: the model (name, weights, tokenizer
+ * and pooling files), its prompt and dimension, the encoder's numerics and the backend. */
+#define LA_ENCODER_NUMERICS 1 /* raise when the forward pass computes other bits */
+static void cache_settings(const la_model *m, const char *backend, char *out, size_t cap)
+{
+    static const char *files[] = {"vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                                  "config.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json"};
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, 32);
+    for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof p, "%s/%s", la_model_dir(m), files[k]);
+        FILE *f = fopen(p, "rb");
+        if (!f) continue;
+        unsigned char buf[1 << 14];
+        size_t got;
+        crypto_generichash_update(&st, (const unsigned char *)files[k], strlen(files[k]) + 1);
+        while ((got = fread(buf, 1, sizeof buf, f)) > 0) crypto_generichash_update(&st, buf, got);
+        fclose(f);
+    }
+    unsigned char h[32];
+    crypto_generichash_final(&st, h, sizeof h);
+    char hex[65];
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
+    snprintf(out, cap, "leakaudit encoder vectors; numerics %d; model %s; weights %s; tokenizer blake2b-256:%s; "
+             "prompt \"%s\"; dim %zu; pooling mean; normalize l2; backend %s", LA_ENCODER_NUMERICS, la_model_name(m),
+             la_model_weights_hash(m), hex, la_model_prompt(m), la_model_dim(m), backend);
+}
+
+/* A text's windows from the cache (hit) or from the misses' run r (miss), appended to out. */
+static la_status append_windows(embed_run *out, size_t dim, uint32_t item, size_t nwin, const uint32_t *begin,
+                                const uint32_t *end, size_t stride, const float *vec)
+{
+    for (size_t w = 0; w < nwin; w++) {
+        out->item[out->nwin] = item;
+        out->begin[out->nwin] = begin[w * stride];
+        out->end[out->nwin] = end[w * stride];
+        memcpy(out->emb + out->nwin * dim, vec + w * dim, dim * sizeof *vec);
+        out->nwin++;
+    }
+    return LA_OK;
+}
+
+/* The misses' windows from their run: windows first .. first + count of miss j. */
+static size_t miss_windows(const embed_run *mr, size_t j, size_t *first)
+{
+    if (!mr->item) return *first = j, 1;
+    size_t a = *first;
+    while (a < mr->nwin && mr->item[a] < j) a++;
+    size_t z = a;
+    while (z < mr->nwin && mr->item[z] == j) z++;
+    *first = a;
+    return z - a;
+}
+
+/* The encoder through the cache (embed_cache.h): cached texts read back, the others computed in
+ * one call and added, the cache saved. When the encoder ran on another backend than the cache's
+ * (a GPU that fell back), every text is computed afresh and the cache is left as it was. */
+static la_status embed_cached(la_model *m, const la_semantic_opts *o, const char **texts, const size_t *lens,
+                              size_t n, int windows, int threads, embed_run *r)
+{
+    const char *backend = o->use_gpu ? "gpu" : "cpu";
+    char settings[1024];
+    cache_settings(m, backend, settings, sizeof settings);
+    la_embed_cache *c;
+    LA_TRY(la_embed_cache_open(o->cache_dir, settings, la_model_dim(m), &c, r->cache_note, sizeof r->cache_note));
+    uint32_t want = windows ? (uint32_t)r->win : LA_EMBED_CACHE_CUT;
+    size_t H = la_model_dim(m), nm = 0, total = 0, *miss = malloc((n + 1) * sizeof *miss);
+    const char **mt = malloc((n + 1) * sizeof *mt);
+    size_t *ml = malloc((n + 1) * sizeof *ml);
+    la_status s = miss && mt && ml ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; s == LA_OK && i < n; i++) {
+        size_t nw;
+        const uint32_t *b, *e;
+        const float *v;
+        if (la_embed_cache_get(c, texts[i], lens[i], want, &nw, &b, &e, &v)) {
+            total += nw;
+            continue;
+        }
+        miss[nm] = i, mt[nm] = texts[i], ml[nm++] = lens[i];
+    }
+    embed_run mr;
+    memset(&mr, 0, sizeof mr);
+    if (s == LA_OK && nm) s = embed_texts(m, mt, ml, nm, windows, r->win, threads, &mr);
+    const char *fb;
+    if (s == LA_OK && nm && strcmp(la_model_backend(m, &fb), backend)) {
+        snprintf(r->cache_note, sizeof r->cache_note, "the encoder ran on the %s, not the %s: --cache was not used",
+                 la_model_backend(m, &fb), backend);
+        embed_run_free(&mr);
+        nm = n;
+        s = embed_texts(m, texts, lens, n, windows, r->win, threads, r);
+        goto done;
+    }
+    /* the misses into the cache */
+    for (size_t j = 0, first = 0; s == LA_OK && j < nm; j++) {
+        size_t k = miss_windows(&mr, j, &first);
+        uint32_t zero = 0, len = (uint32_t)ml[j];
+        uint32_t win = windows ? (k == 1 ? 0 : want)
+                               : (la_model_count_tokens(m, mt[j], ml[j]) > la_model_window(m) ? want : 0);
+        s = la_embed_cache_put(c, mt[j], ml[j], win, k, mr.item ? mr.begin + first : &zero,
+                               mr.item ? mr.end + first : &len, mr.emb + first * H);
+        total += k;
+    }
+    /* every row's windows in row order */
+    if (s == LA_OK) {
+        r->emb = la_malloc_nm(total + 1, H, sizeof *r->emb);
+        r->item = malloc((total + 1) * sizeof *r->item);
+        r->begin = malloc((total + 1) * sizeof *r->begin);
+        r->end = malloc((total + 1) * sizeof *r->end);
+        if (!r->emb || !r->item || !r->begin || !r->end) s = la_error(LA_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; s == LA_OK && i < n; i++) {
+        size_t nw;
+        const uint32_t *b, *e;
+        const float *v;
+        if (!la_embed_cache_get(c, texts[i], lens[i], want, &nw, &b, &e, &v))
+            s = la_error(LA_EINTERNAL, "--cache: row %zu was neither cached nor computed", i);
+        else
+            s = append_windows(r, H, (uint32_t)i, nw, b, e, 2, v);
+    }
+    if (s == LA_OK && !windows) { /* one vector per row: no windows to speak of */
+        free(r->item), free(r->begin), free(r->end);
+        r->item = r->begin = r->end = NULL;
+    }
+    if (s == LA_OK && nm) s = la_embed_cache_save(c, r->cache_file, sizeof r->cache_file);
+    else if (s == LA_OK) snprintf(r->cache_file, sizeof r->cache_file, "%s", la_embed_cache_path(c));
+done:
+    r->cached = 1;
+    r->cache_hits = n - nm;
+    r->cache_misses = nm;
+    embed_run_free(&mr);
+    la_embed_cache_free(c);
+    free(miss);
+    free(mt);
+    free(ml);
+    return s;
+}
+
 static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads, int windows,
                              embed_run *r)
 {
@@ -273,31 +454,12 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
         texts[i] = has_text(rows[i].text) ? rows[i].text : "";
         lens[i] = strlen(texts[i]);
     }
-    if (s == LA_OK && windows) {
-        /* Windows as long as the held-out items (the 90th percentile of their word pieces, plus a
-         * quarter for rewording, 32 at least): a held-out item inside a long seen text then has a
-         * window of about its own size, whose vector is not diluted by the rest of the text. */
-        size_t nh = 0, *tl = malloc((n + 1) * sizeof *tl);
-        if (!tl) s = la_error(LA_ENOMEM, "out of memory");
-        for (size_t i = 0; tl && i < n; i++)
-            if (rows[i].part == heldout && lens[i]) tl[nh++] = la_model_count_tokens(m, texts[i], lens[i]);
-        if (nh > 1) qsort(tl, nh, sizeof *tl, cmp_size);
-        r->win = nh ? tl[(size_t)((double)(nh - 1) * 0.9)] * 5 / 4 : 0;
-        if (r->win < 32) r->win = 32;
-        if (r->win > la_model_window(m)) r->win = la_model_window(m);
-        free(tl);
-        if (s == LA_OK)
-            s = la_model_embed_windows(m, texts, lens, n, r->win, threads, &r->emb, &r->item, &r->begin, &r->end,
-                                       &r->nwin);
-        for (size_t w = 0; s == LA_OK && w < r->nwin; w++)
-            if (!lens[r->item[w]]) memset(r->emb + w * H, 0, H * sizeof *r->emb);
-    } else if (s == LA_OK) {
-        r->emb = malloc((n * H + 1) * sizeof *r->emb);
-        s = r->emb ? la_model_embed(m, texts, lens, n, threads, r->emb) : la_error(LA_ENOMEM, "out of memory");
-        for (size_t i = 0; s == LA_OK && i < n; i++)
-            if (!lens[i]) memset(r->emb + i * H, 0, H * sizeof *r->emb);
-        r->nwin = n;
-    }
+    if (s == LA_OK && windows && !(r->win = window_tokens(m, rows, texts, lens, n, heldout)))
+        s = la_error(LA_ENOMEM, "out of memory");
+    if (s == LA_OK && o->cache_dir) s = embed_cached(m, o, texts, lens, n, windows, threads, r);
+    else if (s == LA_OK) s = embed_texts(m, texts, lens, n, windows, r->win, threads, r);
+    for (size_t w = 0; s == LA_OK && w < r->nwin; w++)
+        if (!lens[r->item ? r->item[w] : w]) memset(r->emb + w * H, 0, H * sizeof *r->emb);
     if (s == LA_OK) {
         r->dim = H;
         r->model = 1;
@@ -607,6 +769,10 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         .window_tokens = run.win,
         .texts_windowed = texts_windowed(&run),
         .no_windows = o->no_windows,
+        .cache_file = run.cached ? run.cache_file : NULL,
+        .cache_note = run.cache_note,
+        .cache_hits = run.cache_hits,
+        .cache_misses = run.cache_misses,
         .brought_in = brought_in,
         .dim = dim,
         .threshold = p.threshold,

@@ -35,6 +35,7 @@ typedef struct la_semantic_opts {
     int embed_set;               /* --embed was given: no default choice is made */
     const char *model_name;      /* --model NAME|DIR (default: LA_MODEL_DEFAULT) */
     int no_windows;              /* --semantic-windows off: one vector per row, cut at the window */
+    const char *cache_dir;       /* --cache DIR: the encoder's vectors kept between runs (embed_cache.h) */
     char default_why[400];       /* why model_name was chosen for the rows (la_semantic_choose_model) */
 } la_semantic_opts;
 
@@ -48,14 +49,14 @@ void la_semantic_opts_init(la_semantic_opts *o);
 la_status la_semantic_choose_model(la_semantic_opts *o, const la_table *t);
 void la_semantic_opts_free(la_semantic_opts *o);
 /* Options: "embeddings", "embedding-field", "embed", "model", "semantic-threshold",
- * "semantic-method", "semantic-topk", "semantic-windows". Returns LA_EUNSUPPORTED for other names. */
+ * "semantic-method", "semantic-topk", "semantic-windows", "cache". Returns LA_EUNSUPPORTED for other names. */
 
 /* The semantic getopt_long entries both commands take, all reporting option id `id`; audit adds
  * --semantic-method and --semantic-topk. */
 #define LA_SEMANTIC_LONG_OPTIONS(id)                                                                      \
     {"embeddings", required_argument, 0, id}, {"embedding-field", required_argument, 0, id},             \
     {"embed", required_argument, 0, id}, {"semantic-threshold", required_argument, 0, id},               \
-    {"model", required_argument, 0, id}
+    {"model", required_argument, 0, id}, {"cache", required_argument, 0, id}
 la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *arg);
 
 typedef struct la_near_opts_cli {

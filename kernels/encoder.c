@@ -78,31 +78,67 @@ la_status la_cpu_encoder_gelu(float *x, size_t nrows, size_t n, int tanh_form)
 
 /* Rows per GEMM call. Every block is one single-threaded cblas_sgemm (OpenBLAS runs
  * single-threaded inside an OpenMP region) on the OpenMP threads, so a row's result never depends
- * on how many threads run: the block shapes depend on the batch alone. */
-#define LA_ENC_GEMM_ROWS 128
+ * on how many threads run. Every call also has exactly this many rows: the batch's last, short
+ * block is copied into zero-padded scratch. OpenBLAS picks its kernels by the matrix shape, and
+ * computes the rows past its last whole register tile with edge kernels that round differently;
+ * even inside a whole tile, rows at different places may round differently (on Zen and Haswell
+ * the two halves of a 12-row tile do). So a row's bits depend on its place in the block modulo a
+ * period the BLAS decides: la_cpu_encoder_row_align finds it, and the forward pass starts every
+ * sequence at a multiple of it. 96 is a multiple of every register tile height in use (2, 3, 4,
+ * 6, 8, 12, 16, 24, 32, 48). */
+#define LA_ENC_GEMM_ROWS 96
+
+/* y[0..m) = x[0..m) W^T + bias for one block of m <= LA_ENC_GEMM_ROWS rows, through a GEMM of
+ * LA_ENC_GEMM_ROWS rows. pad_x / pad_y: scratch of LA_ENC_GEMM_ROWS x in / out floats, used
+ * when m is short. */
+static void linear_block(const float *xb, const float *wt, const float *bias, size_t m, size_t in, size_t out,
+                         float *yb, float *pad_x, float *pad_y)
+{
+#ifdef LA_HAVE_CBLAS
+    const float *a = xb;
+    float *c = yb;
+    if (m < LA_ENC_GEMM_ROWS) {
+        memcpy(pad_x, xb, m * in * sizeof *pad_x);
+        memset(pad_x + m * in, 0, (LA_ENC_GEMM_ROWS - m) * in * sizeof *pad_x);
+        a = pad_x, c = pad_y;
+    }
+    for (size_t r = 0; r < LA_ENC_GEMM_ROWS; r++) memcpy(c + r * out, bias, out * sizeof *c);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, LA_ENC_GEMM_ROWS, (int)out, (int)in, 1.0f, a, (int)in, wt,
+                (int)in, 1.0f, c, (int)out);
+    if (c != yb) memcpy(yb, c, m * out * sizeof *yb);
+#else
+    (void)pad_x, (void)pad_y;
+    for (size_t r = 0; r < m; r++)
+        for (size_t o = 0; o < out; o++) {
+            float s = bias[o];
+            for (size_t i = 0; i < in; i++) s += xb[r * in + i] * wt[o * in + i];
+            yb[r * out + o] = s;
+        }
+#endif
+}
 
 la_status la_cpu_encoder_linear(const float *x, const float *wt, const float *bias, size_t nrows, size_t in,
                                 size_t out, float *y)
 {
-    long nb = (long)((nrows + LA_ENC_GEMM_ROWS - 1) / LA_ENC_GEMM_ROWS);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (long k = 0; k < nb; k++) {
-        size_t r0 = (size_t)k * LA_ENC_GEMM_ROWS, m = nrows - r0 < LA_ENC_GEMM_ROWS ? nrows - r0 : LA_ENC_GEMM_ROWS;
-        float *yb = y + r0 * out;
-        const float *xb = x + r0 * in;
-        for (size_t r = 0; r < m; r++) memcpy(yb + r * out, bias, out * sizeof *y);
-#ifdef LA_HAVE_CBLAS
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)out, (int)in, 1.0f, xb, (int)in, wt,
-                    (int)in, 1.0f, yb, (int)out);
-#else
-        for (size_t r = 0; r < m; r++)
-            for (size_t o = 0; o < out; o++) {
-                float s = 0.0f;
-                for (size_t i = 0; i < in; i++) s += xb[r * in + i] * wt[o * in + i];
-                yb[r * out + o] += s;
-            }
-#endif
+    size_t nb = (nrows + LA_ENC_GEMM_ROWS - 1) / LA_ENC_GEMM_ROWS, tail = nrows - (nb ? nb - 1 : 0) * LA_ENC_GEMM_ROWS;
+    float *pad_x = NULL, *pad_y = NULL;
+    if (nb && tail < LA_ENC_GEMM_ROWS) {
+        pad_x = malloc(LA_ENC_GEMM_ROWS * in * sizeof *pad_x);
+        pad_y = malloc(LA_ENC_GEMM_ROWS * out * sizeof *pad_y);
+        if (!pad_x || !pad_y) {
+            free(pad_x);
+            free(pad_y);
+            return la_error(LA_ENOMEM, "out of memory for a GEMM block of %d x %zu", LA_ENC_GEMM_ROWS, in + out);
+        }
     }
+    long lnb = (long)nb;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (long k = 0; k < lnb; k++) {
+        size_t r0 = (size_t)k * LA_ENC_GEMM_ROWS, m = nrows - r0 < LA_ENC_GEMM_ROWS ? nrows - r0 : LA_ENC_GEMM_ROWS;
+        linear_block(x + r0 * in, wt, bias, m, in, out, y + r0 * out, pad_x, pad_y);
+    }
+    free(pad_x);
+    free(pad_y);
     return LA_OK;
 }
 
@@ -183,7 +219,9 @@ void la_encoder_ws_free(la_encoder_ws *ws)
     free(ws->ctx);
     free(ws->tmp);
     free(ws->ffn);
+    uint32_t align = ws->row_align; /* a property of the weights and the BLAS: kept */
     memset(ws, 0, sizeof *ws);
+    ws->row_align = align;
 }
 
 static la_status ws_reserve(la_encoder_ws *ws, const la_encoder_config *c, size_t ntok)
@@ -205,13 +243,98 @@ static la_status ws_reserve(la_encoder_ws *ws, const la_encoder_config *c, size_
     return LA_OK;
 }
 
-la_status la_cpu_encoder_forward(const la_encoder_weights *w, const la_encoder_batch *b, la_encoder_ws *ws,
-                                 float *out)
+/* The smallest period P dividing LA_ENC_GEMM_ROWS such that a row's result in a block depends
+ * only on its place modulo P, for this GEMM shape: one block of identical rows, compared with
+ * each other. 0 when out of memory. */
+static uint32_t row_period(const float *wt, const float *bias, size_t in, size_t out)
+{
+    float *x = malloc(LA_ENC_GEMM_ROWS * in * sizeof *x), *y = malloc(LA_ENC_GEMM_ROWS * out * sizeof *y);
+    uint32_t period = 0;
+    if (x && y) {
+        for (size_t i = 0; i < in; i++) x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+        for (size_t r = 1; r < LA_ENC_GEMM_ROWS; r++) memcpy(x + r * in, x, in * sizeof *x);
+        linear_block(x, wt, bias, LA_ENC_GEMM_ROWS, in, out, y, NULL, NULL);
+        for (uint32_t p = 1; p <= LA_ENC_GEMM_ROWS && !period; p++) {
+            if (LA_ENC_GEMM_ROWS % p) continue;
+            size_t r = p;
+            while (r < LA_ENC_GEMM_ROWS && !memcmp(y + r * out, y + (r % p) * out, out * sizeof *y)) r++;
+            if (r == LA_ENC_GEMM_ROWS) period = p;
+        }
+    }
+    free(x);
+    free(y);
+    return period;
+}
+
+static uint32_t gcd_u32(uint32_t a, uint32_t b) { return b ? gcd_u32(b, a % b) : a; }
+
+uint32_t la_cpu_encoder_row_align(const la_encoder_weights *w)
 {
     const la_encoder_config *c = &w->c;
-    LA_TRY(la_encoder_check(c, b));
+    const la_encoder_layer *L = &w->layer[0];
+    size_t H = c->hidden, NI = c->intermediate;
+    uint32_t p[4] = {row_period(L->qkv_w, L->qkv_b, H, 3 * H), row_period(L->out_w, L->out_b, H, H),
+                     row_period(L->ffn1_w, L->ffn1_b, H, NI), row_period(L->ffn2_w, L->ffn2_b, NI, H)};
+    uint32_t a = 1;
+    for (int k = 0; k < 4; k++) {
+        if (!p[k]) return 0;
+        a = a / gcd_u32(a, p[k]) * p[k]; /* divisors of LA_ENC_GEMM_ROWS: so is their lcm */
+    }
+    return a;
+}
+
+/* The batch laid out for the GEMMs: every sequence starts at a multiple of align rows, the gaps
+ * filled by filler sequences (token id 0) whose vectors are dropped. real[s] is the padded index
+ * of sequence s. */
+typedef struct aligned_batch {
+    int32_t *ids;
+    uint32_t *start, *real;
+    la_encoder_batch b;
+} aligned_batch;
+
+static void aligned_batch_free(aligned_batch *a)
+{
+    free(a->ids);
+    free(a->start);
+    free(a->real);
+}
+
+static la_status align_batch(const la_encoder_batch *b, uint32_t align, uint32_t max_pos, aligned_batch *a)
+{
+    memset(a, 0, sizeof *a);
+    size_t T = b->start[b->nseq], cap_tok = T + b->nseq * (size_t)align;
+    size_t cap_seq = b->nseq * (2 + align / max_pos) + 1; /* a gap is < align rows, fillers <= max_pos each */
+    a->ids = malloc(cap_tok * sizeof *a->ids);
+    a->start = malloc((cap_seq + 1) * sizeof *a->start);
+    a->real = malloc(b->nseq * sizeof *a->real);
+    if (!a->ids || !a->start || !a->real) {
+        aligned_batch_free(a);
+        return la_error(LA_ENOMEM, "out of memory laying out an encoder batch of %zu tokens", T);
+    }
+    uint32_t t = 0;
+    size_t ns = 0;
+    a->start[0] = 0;
+    for (size_t s = 0; s < b->nseq; s++) {
+        uint32_t gap = (align - t % align) % align, L = b->start[s + 1] - b->start[s];
+        while (gap) {
+            uint32_t piece = gap < max_pos ? gap : max_pos;
+            memset(a->ids + t, 0, piece * sizeof *a->ids);
+            t += piece, gap -= piece;
+            a->start[++ns] = t;
+        }
+        memcpy(a->ids + t, b->ids + b->start[s], L * sizeof *a->ids);
+        t += L;
+        a->real[s] = (uint32_t)ns;
+        a->start[++ns] = t;
+    }
+    a->b = (la_encoder_batch){a->ids, a->start, ns};
+    return LA_OK;
+}
+
+static la_status forward_packed(const la_encoder_weights *w, const la_encoder_batch *b, la_encoder_ws *ws, float *out)
+{
+    const la_encoder_config *c = &w->c;
     size_t T = b->start[b->nseq], H = c->hidden, NI = c->intermediate;
-    if (!b->nseq) return LA_OK;
     LA_TRY(ws_reserve(ws, c, T));
     LA_TRY(la_cpu_encoder_embed(w, b, ws->x));
     for (uint32_t l = 0; l < c->layers; l++) {
@@ -226,4 +349,24 @@ la_status la_cpu_encoder_forward(const la_encoder_weights *w, const la_encoder_b
         LA_TRY(la_cpu_encoder_add_layernorm(ws->x, ws->tmp, L->ln2_g, L->ln2_b, T, H, c->ln_eps));
     }
     return la_cpu_encoder_pool(ws->x, b, H, out);
+}
+
+la_status la_cpu_encoder_forward(const la_encoder_weights *w, const la_encoder_batch *b, la_encoder_ws *ws,
+                                 float *out)
+{
+    const la_encoder_config *c = &w->c;
+    LA_TRY(la_encoder_check(c, b));
+    if (!b->nseq) return LA_OK;
+    if (!ws->row_align) ws->row_align = la_cpu_encoder_row_align(w);
+    if (!ws->row_align) return la_error(LA_ENOMEM, "out of memory probing the GEMM kernels");
+    if (ws->row_align == 1) return forward_packed(w, b, ws, out);
+    aligned_batch a;
+    LA_TRY(align_batch(b, ws->row_align, c->max_pos, &a));
+    size_t H = c->hidden;
+    float *vec = malloc(a.b.nseq * H * sizeof *vec);
+    la_status s = vec ? forward_packed(w, &a.b, ws, vec) : la_error(LA_ENOMEM, "out of memory");
+    for (size_t k = 0; s == LA_OK && k < b->nseq; k++) memcpy(out + k * H, vec + (size_t)a.real[k] * H, H * sizeof *out);
+    free(vec);
+    aligned_batch_free(&a);
+    return s;
 }

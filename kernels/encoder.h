@@ -79,11 +79,19 @@ la_status la_cpu_encoder_pool(const float *x, const la_encoder_batch *b, size_t 
 typedef struct la_encoder_ws {
     float *x, *qkv, *ctx, *tmp, *ffn;
     size_t cap_tok;
+    uint32_t row_align; /* la_cpu_encoder_row_align of the weights, found on first use (0: not yet) */
 } la_encoder_ws;
 void la_encoder_ws_free(la_encoder_ws *ws);
 
-/* The whole encoder: unit sentence vectors, nseq x H, into out. ws may be reused across calls
- * (one per thread). */
+/* The row alignment at which the CPU GEMMs give a row the same bits wherever it sits: a divisor
+ * of the GEMM block (96), found by running one block of identical rows through each projection
+ * shape of the weights; 0 when out of memory. */
+uint32_t la_cpu_encoder_row_align(const la_encoder_weights *w);
+
+/* The whole encoder: unit sentence vectors, nseq x H, into out. Every sequence starts at a
+ * multiple of la_cpu_encoder_row_align rows (filler rows between), so a sequence's vector has the
+ * same bits whatever else is in its batch, wherever it sits and at any thread count. ws may be
+ * reused across calls with the same weights (one per thread). */
 la_status la_cpu_encoder_forward(const la_encoder_weights *w, const la_encoder_batch *b, la_encoder_ws *ws,
                                  float *out /* OUT: nseq x hidden */);
 

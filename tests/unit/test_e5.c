@@ -18,6 +18,7 @@
 
 #include "e5s1.h"
 #include "model_fixture.h"
+#include "batch_invariance.h"
 
 static la_model *g_model;
 static char g_data[PATH_MAX], g_dir[PATH_MAX];
@@ -29,6 +30,13 @@ static void test_matches_reference(void **state)
     size_t known = check_golden_tokenizations(g_model, g_data, "e5_golden.jsonl", 190);
     assert_int_equal(known, 4);
     check_reference_vectors(g_model, g_data, "e5_ref", 0.999);
+}
+
+/* A text's vector is the same bits alone and in any batch, at any place, at 1 and 2 threads. */
+static void test_batch_invariance(void **state)
+{
+    (void)state;
+    check_batch_invariance_gsm8k(g_model);
 }
 
 static void test_prompt_and_window(void **state)
@@ -117,6 +125,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_reference),
         cmocka_unit_test(test_prompt_and_window),
+        cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_broken_files),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,9 +10,17 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "model_fixture.h"
+#include "batch_invariance.h"
 
 static la_model *g_model;
 static char g_data[PATH_MAX];
+
+/* A text's vector is the same bits alone and in any batch, at any place, at 1 and 2 threads. */
+static void test_batch_invariance(void **state)
+{
+    (void)state;
+    check_batch_invariance_gsm8k(g_model);
+}
 
 static void test_golden_tokenizations(void **state)
 {
@@ -41,6 +49,7 @@ int main(void)
     fixture_dir(g_data, sizeof g_data);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_tokenizations),
+        cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_reference_vectors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
