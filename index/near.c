@@ -18,6 +18,7 @@
  */
 #include "near.h"
 #include "la_alloc.h"
+#include "la_prefetch.h"
 #include "la_time.h"
 
 #include "dispatch.h"
@@ -72,6 +73,10 @@ enum { CON_NSH_BITS = 25 };
 /* Bits per containment sample entry in the filter the probe tests before it looks a shingle up:
  * about one false pass in eight. */
 enum { FILTER_BITS_PER_ENTRY = 8, FILTER_MIN_LOG2 = 12 };
+
+/* How many shingles ahead the containment probe prefetches a shingle's filter word; half as far
+ * ahead, it prefetches the bucket slots of a shingle that passed the filter. */
+enum { PROBE_AHEAD = 16 };
 
 /* A candidate pair: key (uint64_t)b << 32 | a, so sorting keys sorts pairs by (b, a); the row
  * field holds the SRC_ bits of the paths that found it. Sorted with the radix sort of keysort.h. */
@@ -427,6 +432,7 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
         const la_bucket_entry *f;
         if (lsh[t]) {
             const uint64_t *keys = c->keys + (size_t)x * c->bands;
+            for (int j = 0; j < c->bands; j++) la_buckets_prefetch(lsh[t], keys[j]);
             for (int j = 0; j < c->bands; j++) {
                 size_t k = la_buckets_find(lsh[t], keys[j], &f);
                 for (size_t q = 0; q < k; q++) {
@@ -459,6 +465,11 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
     s->nhits = 0;
     uint32_t nx = c->nsh[x];
     for (size_t i = 0; i < n; i++) {
+        /* the shingles' lookups do not depend on each other: start their cache misses early */
+        if (i + PROBE_AHEAD < n) LA_PREFETCH(&c->filter[filter_bit(c, s->sh[i + PROBE_AHEAD]) >> 6]);
+        if (i + PROBE_AHEAD / 2 < n && filter_has(c, s->sh[i + PROBE_AHEAD / 2]))
+            for (int t = 0; t < 2; t++)
+                if (con[t]) la_buckets_prefetch(con[t], s->sh[i + PROBE_AHEAD / 2]);
         if (!filter_has(c, s->sh[i])) continue;
         for (int t = 0; t < 2; t++) {
             if (!con[t]) continue;
