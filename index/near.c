@@ -10,8 +10,11 @@
  *      all rows ("near_band_keys") and the bottom-m containment samples (CPU);
  *   2. bucket tables: held-out rows ("h") and the other rows ("o", only when needed), their entries
  *      sorted by key on the backend ("near_buckets", a stable sort: the same tables on every backend);
+ *      a containment entry also carries what a hit needs of its row, and a bit filter of all samples
+ *      replaces the frequency sketch, which is freed;
  *   3. candidates (CPU, parallel): every row probes the tables of the other side, pairs collected
- *      per thread and then sorted and merged;
+ *      per thread and then sorted and merged; the probes read random slots of tables larger than
+ *      the cache, so they prefetch some lookups ahead;
  *   4. verification (CPU, parallel): shingle sets are rebuilt from the text and compared exactly.
  * Shingle sets are not kept between phases: rebuilding them costs less than storing them for a
  * corpus of hundreds of thousands of rows.
