@@ -17,6 +17,7 @@
  */
 #include "grade.h"
 #include "la_alloc.h"
+#include "la_prefetch.h"
 #include "la_time.h"
 
 #include "near_kernels.h"
@@ -350,6 +351,9 @@ typedef struct df_table {
 
 static uint64_t live_key(uint64_t k) { return k ? k : 1; }
 
+/* How many keys ahead count_rows prefetches the slot it will probe. */
+enum { PROBE_AHEAD = 16 };
+
 static size_t df_find(const df_table *t, uint64_t k)
 {
     k = live_key(k);
@@ -358,6 +362,9 @@ static size_t df_find(const df_table *t, uint64_t k)
         if (!t->e[i].key) return SIZE_MAX;
     }
 }
+
+/* The slot a probe of key k starts at. */
+static size_t df_home(const df_table *t, uint64_t k) { return (size_t)la_mix64(live_key(k)) & t->mask; }
 
 static void df_insert(df_table *t, uint64_t k)
 {
@@ -384,6 +391,7 @@ typedef struct row_set {
 
 typedef struct scratch {
     words w;
+    u64v keys;               /* counting: the current row's keys in probe order */
     uint64_t *seen;          /* open-addressing set of slots hit by the current row: slot << 32 | row stamp */
     size_t seencap;
     uint32_t stamp;
@@ -462,6 +470,21 @@ static int first_hit(scratch *s, size_t at)
     }
 }
 
+/* The keys of a row as count_rows probes them: each word, then the pair it starts (a one-word row
+ * has the pair of its word and 0, as row_keys gives it). Returns 0 when out of memory. */
+static int probe_keys(const words *w, u64v *out)
+{
+    size_t n = w->h.n;
+    out->n = 0;
+    if (!u64v_reserve(out, 2 * n)) return 0;
+    for (size_t k = 0; k < n; k++) {
+        out->v[out->n++] = uni_key(w->h.v[k], w->num[k]);
+        if (n > 1 && k + 1 == n) continue;
+        out->v[out->n++] = n == 1 ? bi_key(w->h.v[0], 0) : bi_key(w->h.v[k], w->h.v[k + 1]);
+    }
+    return 1;
+}
+
 static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
@@ -480,11 +503,13 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
             if (!s->seen) return la_error(LA_ENOMEM, "grades: out of memory counting rows");
             s->stamp = 1;
         }
-        for (size_t k = 0; k < w->h.n; k++) {
-            size_t at = df_find(&c->df, uni_key(w->h.v[k], w->num[k]));
-            if (at != SIZE_MAX && first_hit(s, at)) atomic_fetch_add_explicit(&c->df.e[at].count, 1, memory_order_relaxed);
-            if (w->h.n > 1 && k + 1 == w->h.n) continue;
-            at = df_find(&c->df, w->h.n == 1 ? bi_key(w->h.v[0], 0) : bi_key(w->h.v[k], w->h.v[k + 1]));
+        if (!probe_keys(w, &s->keys)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
+        const uint64_t *key = s->keys.v;
+        for (size_t k = 0, nk = s->keys.n; k < nk; k++) {
+            /* A row's probes do not depend on each other, and most of them go to a slot of a table
+             * larger than the cache: start the cache miss of a probe PROBE_AHEAD keys ahead. */
+            if (k + PROBE_AHEAD < nk) LA_PREFETCH(&c->df.e[df_home(&c->df, key[k + PROBE_AHEAD])]);
+            size_t at = df_find(&c->df, key[k]);
             if (at != SIZE_MAX && first_hit(s, at)) atomic_fetch_add_explicit(&c->df.e[at].count, 1, memory_order_relaxed);
         }
         atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);
@@ -786,6 +811,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     if (c.sc)
         for (int i = 0; i < nt; i++) {
             words_free(&c.sc[i].w);
+            free(c.sc[i].keys.v);
             free(c.sc[i].seen);
         }
     if (c.sets)

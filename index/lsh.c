@@ -8,6 +8,7 @@
  */
 #include "lsh.h"
 #include "la_alloc.h"
+#include "la_prefetch.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -144,6 +145,13 @@ size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry 
         }
         slot = (slot + 1) & b->mask;
     }
+}
+
+void la_buckets_prefetch(const la_buckets *b, uint64_t key)
+{
+    size_t slot = (size_t)key & b->mask;
+    LA_PREFETCH(&b->pos[slot]);
+    LA_PREFETCH(&b->tag[slot]);
 }
 
 size_t la_buckets_size(const la_buckets *b) { return b->n; }

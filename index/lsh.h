@@ -51,6 +51,10 @@ void la_buckets_free(la_buckets *b);
  * (borrowed; valid while the table lives). Returns 0 when there are none. */
 size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry **first /* OUT */);
 
+/* A hint that la_buckets_find(b, key) follows soon: starts loading the slot it reads first. Changes
+ * nothing else; safe from many threads. */
+void la_buckets_prefetch(const la_buckets *b, uint64_t key);
+
 /* Number of entries and of distinct keys. */
 size_t la_buckets_size(const la_buckets *b);
 size_t la_buckets_keys(const la_buckets *b);

@@ -10,14 +10,18 @@
  *      all rows ("near_band_keys") and the bottom-m containment samples (CPU);
  *   2. bucket tables: held-out rows ("h") and the other rows ("o", only when needed), their entries
  *      sorted by key on the backend ("near_buckets", a stable sort: the same tables on every backend);
+ *      a containment entry also carries what a hit needs of its row, and a bit filter of all samples
+ *      replaces the frequency sketch, which is freed;
  *   3. candidates (CPU, parallel): every row probes the tables of the other side, pairs collected
- *      per thread and then sorted and merged;
+ *      per thread and then sorted and merged; the probes read random slots of tables larger than
+ *      the cache, so they prefetch some lookups ahead;
  *   4. verification (CPU, parallel): shingle sets are rebuilt from the text and compared exactly.
  * Shingle sets are not kept between phases: rebuilding them costs less than storing them for a
  * corpus of hundreds of thousands of rows.
  */
 #include "near.h"
 #include "la_alloc.h"
+#include "la_prefetch.h"
 #include "la_time.h"
 
 #include "dispatch.h"
@@ -62,14 +66,33 @@ enum { MAX_SAMPLE = 64 };
  * collisions can only raise a count). */
 static size_t df_slot(uint64_t h) { return (size_t)(h >> (64 - DF_BITS)); }
 
+/* What a containment hit needs of its table row, kept in the bucket entry's aux so that a hit reads
+ * only the cache line of the entry it found: the row's distinct shingle count in the low
+ * CON_NSH_BITS bits (all ones: a row of that many or more, whose count is read from nsh) and the
+ * hits its sample needs (at most MAX_SAMPLE) above them. */
+enum { CON_NSH_BITS = 25 };
+#define CON_NSH_MASK ((1u << CON_NSH_BITS) - 1)
+
+/* Bits per containment sample entry in the filter the probe tests before it looks a shingle up:
+ * about one false pass in eight. */
+enum { FILTER_BITS_PER_ENTRY = 8, FILTER_MIN_LOG2 = 12 };
+
+/* How many shingles ahead the containment probe prefetches a shingle's filter word; half as far
+ * ahead, it prefetches the bucket slots of a shingle that passed the filter. */
+enum { PROBE_AHEAD = 16 };
+
 /* A candidate pair: key (uint64_t)b << 32 | a, so sorting keys sorts pairs by (b, a); the row
  * field holds the SRC_ bits of the paths that found it. Sorted with the radix sort of keysort.h. */
 typedef la_key_row cand;
 
+typedef struct con_hit {
+    uint32_t row, need;      /* a row hit by the probing row and the hits its sample needs */
+} con_hit;
+
 typedef struct scratch {
     uint64_t *sh, *sh2;
     size_t shcap, sh2cap;
-    uint32_t *hits;          /* containment: the distinct rows hit by the probing row, in first-hit order */
+    con_hit *hits;           /* containment: the distinct rows hit by the probing row, in first-hit order */
     size_t nhits, hitcap;
     uint8_t *nhit;           /* containment: per table row, its hits so far (saturating); n entries,
                                 zero again after each probing row */
@@ -95,7 +118,10 @@ struct near_ctx {
     uint64_t *simh;           /* n */
     uint64_t *samp;           /* n * m: containment sample (rarest shared shingles) */
     uint32_t *nsamp;          /* samples per row (0: the row cannot be the contained side) */
-    _Atomic uint32_t *df;     /* document frequency sketch of shingle hashes (DF_SIZE counters) */
+    _Atomic uint32_t *df;     /* document frequency sketch of shingle hashes (DF_SIZE counters),
+                                 freed once the rows are sampled */
+    uint64_t *filter;         /* bit set of the containment samples' hashes (high filter_log2 bits) */
+    int filter_log2;
     la_buckets *lsh_h, *lsh_o, *sim_h, *sim_o, *con_h, *con_o;
     cand *cands;
     size_t ncand;
@@ -142,6 +168,7 @@ static int push_cand(scratch *s, uint32_t a, uint32_t b, uint32_t src)
     if (!grow((void **)&s->c, &s->ccap, s->nc + 1, sizeof *s->c)) return 0;
     s->c[s->nc].key = (uint64_t)b << 32 | a;
     s->c[s->nc].row = src;
+    s->c[s->nc].aux = 0;
     s->nc++;
     return 1;
 }
@@ -284,14 +311,22 @@ static la_status sample_rows(void *ctx, int worker, size_t begin, size_t end)
 
 typedef enum side { SIDE_HELD, SIDE_OTHER } side;
 
-/* A bucket table over n entries (owned), sorted by key on the backend. */
-static la_status bucket_table(near_ctx *c, la_bucket_entry *e, size_t n, la_buckets **out)
+static uint32_t con_aux(const near_ctx *c, uint32_t i)
+{
+    uint32_t nsh = c->nsh[i] < CON_NSH_MASK ? c->nsh[i] : CON_NSH_MASK;
+    return c->need[c->nsamp[i]] << CON_NSH_BITS | nsh;
+}
+
+/* A bucket table over n entries (owned), sorted by key on the backend; with `con`, each entry's aux
+ * then holds what a containment hit needs of its row (con_aux). */
+static la_status bucket_table(near_ctx *c, la_bucket_entry *e, size_t n, int con, la_buckets **out)
 {
     la_status s = la_exec_sort_keys(c->x, "near_buckets", e, n);
     if (s != LA_OK) {
         free(e);
         return s;
     }
+    for (size_t k = 0; con && k < n; k++) e[k].aux = con_aux(c, e[k].row);
     return la_buckets_new_sorted(e, n, out);
 }
 
@@ -309,9 +344,9 @@ static la_status build_lsh(near_ctx *c, side sd, la_buckets **out)
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
         if (!on_side(c, i, sd)) continue;
-        for (int j = 0; j < c->bands; j++) e[w++] = (la_bucket_entry){c->keys[i * (size_t)c->bands + j], (uint32_t)i};
+        for (int j = 0; j < c->bands; j++) e[w++] = (la_bucket_entry){.key = c->keys[i * (size_t)c->bands + j], .row = (uint32_t)i};
     }
-    return bucket_table(c, e, n, out);
+    return bucket_table(c, e, n, 0, out);
 }
 
 static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
@@ -323,9 +358,9 @@ static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
         if (!on_side(c, i, sd)) continue;
-        for (int j = 0; j < c->blocks; j++) e[w++] = (la_bucket_entry){block_key(j, block_value(c, c->simh[i], j)), (uint32_t)i};
+        for (int j = 0; j < c->blocks; j++) e[w++] = (la_bucket_entry){.key = block_key(j, block_value(c, c->simh[i], j)), .row = (uint32_t)i};
     }
-    return bucket_table(c, e, n, out);
+    return bucket_table(c, e, n, 0, out);
 }
 
 static la_status build_con(near_ctx *c, side sd, la_buckets **out)
@@ -338,9 +373,35 @@ static la_status build_con(near_ctx *c, side sd, la_buckets **out)
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
         if (!on_side(c, i, sd)) continue;
-        for (size_t j = 0; j < c->nsamp[i]; j++) e[w++] = (la_bucket_entry){c->samp[i * (size_t)c->m + j], (uint32_t)i};
+        for (size_t j = 0; j < c->nsamp[i]; j++) e[w++] = (la_bucket_entry){.key = c->samp[i * (size_t)c->m + j], .row = (uint32_t)i};
     }
-    return bucket_table(c, e, n, out);
+    return bucket_table(c, e, n, 1, out);
+}
+
+static size_t filter_bit(const near_ctx *c, uint64_t h) { return (size_t)(h >> (64 - c->filter_log2)); }
+
+static int filter_has(const near_ctx *c, uint64_t h)
+{
+    size_t b = filter_bit(c, h);
+    return (int)(c->filter[b >> 6] >> (b & 63) & 1);
+}
+
+/* The filter of every row's containment sample: a shingle whose bit is clear is in no containment
+ * table, so the probe skips it without touching the tables (a few MB in place of tens). */
+static la_status build_filter(near_ctx *c)
+{
+    size_t entries = 0;
+    for (size_t i = 0; i < c->n; i++) entries += c->nsamp[i];
+    c->filter_log2 = FILTER_MIN_LOG2;
+    while (c->filter_log2 < 40 && ((size_t)1 << c->filter_log2) < entries * FILTER_BITS_PER_ENTRY) c->filter_log2++;
+    c->filter = la_calloc_n((size_t)1 << (c->filter_log2 - 6), sizeof *c->filter);
+    if (!c->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu containment samples", entries);
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t j = 0; j < c->nsamp[i]; j++) {
+            size_t b = filter_bit(c, c->samp[i * (size_t)c->m + j]);
+            c->filter[b >> 6] |= 1ull << (b & 63);
+        }
+    return LA_OK;
 }
 
 /* ---- phase 3: candidates ----------------------------------------------------------------------- */
@@ -374,6 +435,7 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
         const la_bucket_entry *f;
         if (lsh[t]) {
             const uint64_t *keys = c->keys + (size_t)x * c->bands;
+            for (int j = 0; j < c->bands; j++) la_buckets_prefetch(lsh[t], keys[j]);
             for (int j = 0; j < c->bands; j++) {
                 size_t k = la_buckets_find(lsh[t], keys[j], &f);
                 for (size_t q = 0; q < k; q++) {
@@ -404,20 +466,28 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
     if (n == (size_t)-1) return 0;
     n = la_cpu_shingle_unique(s->sh, n);
     s->nhits = 0;
+    uint32_t nx = c->nsh[x];
     for (size_t i = 0; i < n; i++) {
-        /* A shingle no other row has cannot be in another row's sample. */
-        if (atomic_load_explicit(&c->df[df_slot(s->sh[i])], memory_order_relaxed) < 2) continue;
+        /* the shingles' lookups do not depend on each other: start their cache misses early */
+        if (i + PROBE_AHEAD < n) LA_PREFETCH(&c->filter[filter_bit(c, s->sh[i + PROBE_AHEAD]) >> 6]);
+        if (i + PROBE_AHEAD / 2 < n && filter_has(c, s->sh[i + PROBE_AHEAD / 2]))
+            for (int t = 0; t < 2; t++)
+                if (con[t]) la_buckets_prefetch(con[t], s->sh[i + PROBE_AHEAD / 2]);
+        if (!filter_has(c, s->sh[i])) continue;
         for (int t = 0; t < 2; t++) {
             if (!con[t]) continue;
             const la_bucket_entry *f;
             size_t k = la_buckets_find(con[t], s->sh[i], &f);
             for (size_t q = 0; q < k; q++) {
-                uint32_t y = f[q].row;
-                if (c->nsh[y] > c->nsh[x] || !pairable(c, x, y)) continue;
+                uint32_t y = f[q].row, ny = f[q].aux & CON_NSH_MASK;
+                if (ny == CON_NSH_MASK) ny = c->nsh[y];
+                /* every row of the other side's table is across the boundary; only the own side's
+                 * (with `within`) needs the check */
+                if (ny > nx || (t == 1 && !pairable(c, x, y))) continue;
                 /* count hits per row in place of sorting them: linear in the hits */
                 if (s->nhit[y] == 0) {
                     if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
-                    s->hits[s->nhits++] = y;
+                    s->hits[s->nhits++] = (con_hit){y, f[q].aux >> CON_NSH_BITS};
                 }
                 if (s->nhit[y] < UINT8_MAX) s->nhit[y]++;
             }
@@ -425,9 +495,9 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
     }
     int ok = 1;
     for (size_t i = 0; i < s->nhits; i++) {
-        uint32_t y = s->hits[i];
-        if (ok && s->nhit[y] >= c->need[c->nsamp[y]] && !emit(c, s, x, y, SRC_CON)) ok = 0;
-        s->nhit[y] = 0;
+        const con_hit *h = &s->hits[i];
+        if (ok && s->nhit[h->row] >= h->need && !emit(c, s, x, h->row, SRC_CON)) ok = 0;
+        s->nhit[h->row] = 0;
     }
     return ok;
 }
@@ -509,6 +579,7 @@ static void free_ctx(near_ctx *c)
     free(c->samp);
     free(c->nsamp);
     free(c->df);
+    free(c->filter);
     la_buckets_free(c->lsh_h);
     la_buckets_free(c->lsh_o);
     la_buckets_free(c->sim_h);
@@ -557,6 +628,8 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     LA_TRY(sign_rows(c));
     for (size_t i = 0; i < n; i++) st->rows_signed += c->nsh[i] != 0;
     if (c->contain) LA_TRY(la_parallel_for(c->nthreads, n, 256, sample_rows, c));
+    free(c->df);
+    c->df = NULL;
     double t1 = la_now();
 
     LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
@@ -568,6 +641,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     if (c->contain) {
         LA_TRY(build_con(c, SIDE_HELD, &c->con_h));
         LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
+        LA_TRY(build_filter(c));
     }
     LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
     size_t total = 0;

@@ -30,18 +30,13 @@
 #include <xxhash.h>
 
 #include "embed_lexical_core.h"
+#include "la_prefetch.h"
 
 #ifdef LA_HAVE_OPENMP
 #include <omp.h>
 #define THREAD_NUM() omp_get_thread_num()
 #else
 #define THREAD_NUM() 0
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
 #endif
 
 /* How many features ahead the document-frequency slots are prefetched. */
@@ -214,7 +209,7 @@ static void feats_free(feats *f) {
 static void add_document(const feats *f, uint32_t *df) {
     const uint64_t *key = f->key;
     for (size_t i = 0; i < f->nused; i++) {
-        if (i + PREFETCH_AHEAD < f->nused) PREFETCH(&df[la_lex_df_slot(key[i + PREFETCH_AHEAD])]);
+        if (i + PREFETCH_AHEAD < f->nused) LA_PREFETCH(&df[la_lex_df_slot(key[i + PREFETCH_AHEAD])]);
         df[la_lex_df_slot(key[i])]++;
     }
 }
@@ -239,7 +234,7 @@ static int write_vector(feats *f, const uint32_t *idf, const float *tf_table, ui
     const uint64_t *key = f->key;
     double ss[2] = {0.0, 0.0};
     for (size_t i = 0; i < f->nused; i++) {
-        if (i + PREFETCH_AHEAD < f->nused) PREFETCH(&idf[la_lex_df_slot(key[i + PREFETCH_AHEAD])]);
+        if (i + PREFETCH_AHEAD < f->nused) LA_PREFETCH(&idf[la_lex_df_slot(key[i + PREFETCH_AHEAD])]);
         uint32_t c = f->cnt[i];
         float tf = c < TF_TABLE ? tf_table[c] : la_lex_tf(c);
         float w = tf * idf_of(idf, la_lex_df_slot(key[i]));

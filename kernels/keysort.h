@@ -20,10 +20,13 @@
 extern "C" {
 #endif
 
-/* One entry of a bucket table: a 64-bit key and the table row it came from. */
+/* One entry of a bucket table: a 64-bit key and the table row it came from. `aux` fills what would
+ * be padding and belongs to the caller once the entries are sorted: the sorts order key and row and
+ * leave aux unspecified (the CUDA twin does not move it). */
 typedef struct la_key_row {
     uint64_t key;
     uint32_t row;
+    uint32_t aux;
 } la_key_row;
 
 /* Sort e[0..n) by key ascending, stably, in place. Allocates a scratch copy of the entries (the one

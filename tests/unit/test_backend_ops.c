@@ -213,8 +213,8 @@ static void test_sort_keys(void **state)
         la_cpu_minhash_portable(h + off[i], (size_t)(off[i + 1] - off[i]), k, sig + i * k);
         la_cpu_lsh_keys(sig + i * k, bands, rows, keys);
         for (int j = 0; j < bands; j++) {
-            in[(i * bands + j) * 2] = (la_key_row){keys[j], (uint32_t)i};
-            in[(i * bands + j) * 2 + 1] = (la_key_row){keys[j] & 0xffff00000000ffffull, (uint32_t)(b->n - i)};
+            in[(i * bands + j) * 2] = (la_key_row){.key = keys[j], .row = (uint32_t)i};
+            in[(i * bands + j) * 2 + 1] = (la_key_row){.key = keys[j] & 0xffff00000000ffffull, .row = (uint32_t)(b->n - i)};
         }
     }
     for (size_t i = 0; i < n; i++) ref[i] = (indexed){in[i], i};

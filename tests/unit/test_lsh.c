@@ -64,7 +64,7 @@ static void test_buckets(void **state)
     enum { N = 20000 };
     la_bucket_entry *e = malloc(N * sizeof *e);
     /* Keys 0..N/2-1 (mixed), each twice, rows in input order. */
-    for (uint32_t i = 0; i < N; i++) e[i] = (la_bucket_entry){la_mix64(i % (N / 2) + 1), i};
+    for (uint32_t i = 0; i < N; i++) e[i] = (la_bucket_entry){.key = la_mix64(i % (N / 2) + 1), .row = i};
     la_buckets *b;
     assert_int_equal(la_buckets_new(e, N, &b), LA_OK);
     assert_int_equal(la_buckets_size(b), N);

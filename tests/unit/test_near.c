@@ -1,6 +1,6 @@
 /* test_near.c - the near tier end to end on small tables: an edited copy and a quoted copy found
- * with their scores, unrelated rows left alone, the boundary and `within` rules, and the same output
- * for any thread count. */
+ * with their scores, unrelated rows left alone, the boundary and `within` rules (also for a quote
+ * found by containment inside one partition), and the same output for any thread count. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,6 +187,43 @@ static void test_boundary_and_within(void **state)
     la_table_free(f.t);
 }
 
+static void test_quote_within_one_partition(void **state)
+{
+    fixture f;
+    setup(&f);
+    uint32_t train;
+    assert_int_equal(la_table_part(f.t, "train", &train), LA_OK);
+    const char *quote = "in which year did the first crewed spacecraft land on the moon and who was the "
+                        "commander of that mission";
+    char *before = text(5, 60), *after = text(6, 60), *passage = malloc(4096), *held = text(7, 40);
+    snprintf(passage, 4096, "%s %s %s", before, quote, after);
+    size_t d_p = add(&f, f.dev, "d-passage", passage);
+    size_t d_q = add(&f, f.dev, "d-quote", quote);
+    size_t tr_q = add(&f, train, "tr-quote", quote);
+    add(&f, f.test, "t-unrelated", held);
+    la_near_params p;
+    la_near_params_default(&p);
+    la_pairs out = {0};
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_OK);
+    assert_int_equal(out.n, 0);
+    /* With `within`: the quote inside its own partition's passage, found by containment (its Jaccard
+     * is far below the threshold); dev-train pairs are not pairs, whatever their overlap. */
+    p.within = 1;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &out, NULL), LA_OK);
+    assert_int_equal(out.n, 1);
+    const la_pair *e = find(&out, d_p, d_q);
+    assert_non_null(e);
+    assert_true(e->containment == 1.0f);
+    assert_true(e->jaccard < 0.33f);
+    assert_null(find(&out, d_p, tr_q));
+    la_pairs_free(&out);
+    free(before);
+    free(after);
+    free(passage);
+    free(held);
+    la_table_free(f.t);
+}
+
 static void test_same_output_for_any_thread_count(void **state)
 {
     fixture f;
@@ -260,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_edited_and_quoted_copies),
         cmocka_unit_test(test_jaccard_and_containment_on_hand_made_sets),
         cmocka_unit_test(test_boundary_and_within),
+        cmocka_unit_test(test_quote_within_one_partition),
         cmocka_unit_test(test_same_output_for_any_thread_count),
         cmocka_unit_test(test_bad_parameters),
     };
