@@ -166,9 +166,18 @@ for sig in TERM KILL; do
         if [ "$sig" = TERM ]; then no_leftovers killed; fi
     done
 done
+# The SIGKILLed runs could not clean up; the next run removes their directories, except one whose
+# process id now belongs to a running process (ids are reused: this machine wraps at pid_max while
+# other tests run), which is left alone by design.
 la audit --dev dev.jsonl --test test.jsonl --out killed
 expect_rc 0
 complete killed
-no_leftovers killed
+for d in killed.tmp-* killed.old-*; do
+    [ -e "$d" ] || continue
+    pid=${d#killed.???-}
+    pid=${pid%%-*}
+    kill -0 "$pid" 2>/dev/null || fail "left behind: $d (its process $pid is gone)"
+    echo "  $d kept: process id $pid is in use again"
+done
 
 pass
