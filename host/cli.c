@@ -387,7 +387,7 @@ int la_cli_parse(la_cli *c, int argc, char **argv, const struct option *options,
                  la_cli_command_fn fn, void *ctx)
 {
     int opt, longi = 0;
-    optind = 1;
+    optind = 0; /* glibc: a full restart, so an earlier scan's ordering mode does not carry over */
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "-q", options, &longi)) != -1) {
         if (opt == LA_OPT_HELP) {

@@ -51,6 +51,12 @@ static const char k_help[] =
     "                          reason, accepted_by, expires YYYY-MM-DD): listed, kept out of the gate\n"
     "                          through their expiry date; expired and stale waivers are reported\n"
     "  --today YYYY-MM-DD      the day waivers are checked against (default: the local date)\n"
+    "Batch clusters (README: Shards):\n"
+    "  --shard I/N             compute the near and semantic links of shard I of N (0-based) of the\n"
+    "                          seen rows against every held-out row, and write --out/shard.bin;\n"
+    "                          leakaudit merge then writes the unsharded run's reports. --shard N\n"
+    "                          takes I from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX; --shard\n"
+    "                          auto takes both from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT\n"
     "Near copies (MinHash-LSH, SimHash and containment, verified on shingle sets; kind near):\n"
     "  --near on|off           run the tier (default on)\n"
     "  --near-threshold J      Jaccard of shingle sets for a near copy (default 0.33)\n"
@@ -83,10 +89,44 @@ static const char k_help[] =
     "and nearest.jsonl (semantic) and within_pairs.jsonl (--within) when those run.\n"
     "Exit codes: 0 no leaks (among --fail-on kinds), 1 leaks found, 2 bad input or usage, 3 internal error.\n";
 
+int la_audit_command_run(la_audit_job *job, const char *command)
+{
+    la_audit_state st;
+    int rc;
+    la_status s = la_audit_execute(job, !job->cli.quiet, &st);
+    if (s == LA_OK) s = la_audit_write(&st, job->cli.out);
+    if (s == LA_OK && job->shard.count) {
+        const la_row *rows = la_table_rows_const(st.table);
+        size_t mine = 0;
+        for (size_t i = 0; i < la_table_nrows(st.table); i++) mine += rows[i].part != st.heldout && !st.skip[i];
+        if (!job->cli.quiet)
+            printf("leakaudit audit: shard %u of %u: %zu content links of its %zu seen rows in %s/%s (leakaudit "
+                   "merge combines the %u shards into the audit's reports)\n",
+                   job->shard.index, job->shard.count, st.partial.pairs.n, mine, job->cli.out, LA_SHARD_FILE,
+                   job->shard.count);
+        rc = LA_EXIT_CLEAN;
+    } else if (s == LA_OK) {
+        if (!job->cli.quiet) {
+            la_buf b = {0};
+            la_report_summary(&st.report, &st.audit, job->cli.out, &b);
+            fwrite(b.p, 1, b.n, stdout);
+            la_buf_free(&b);
+        }
+        rc = st.report.exit_code;
+    } else {
+        fprintf(stderr, "leakaudit %s: %s\n", command, la_last_error()[0] ? la_last_error() : la_strerror(s));
+        rc = la_exit_for(s);
+    }
+    la_audit_state_free(&st);
+    return rc;
+}
+
 int la_cmd_audit(int argc, char **argv)
 {
     la_audit_job job;
     la_audit_job_init(&job);
+    job.argc = argc;
+    job.argv = argv;
     int rc = la_cli_parse(&job.cli, argc, argv, la_audit_options, k_help, la_audit_job_option, &job);
     if (rc >= 0) {
         la_audit_job_free(&job);
@@ -98,22 +138,7 @@ int la_cmd_audit(int argc, char **argv)
         la_audit_job_free(&job);
         return s == LA_ENOMEM ? LA_EXIT_INTERNAL : LA_EXIT_USAGE;
     }
-    la_audit_state st;
-    s = la_audit_execute(&job, !job.cli.quiet, &st);
-    if (s == LA_OK) s = la_audit_write(&st, job.cli.out);
-    if (s == LA_OK) {
-        if (!job.cli.quiet) {
-            la_buf b = {0};
-            la_report_summary(&st.report, &st.audit, job.cli.out, &b);
-            fwrite(b.p, 1, b.n, stdout);
-            la_buf_free(&b);
-        }
-        rc = st.report.exit_code;
-    } else {
-        fprintf(stderr, "leakaudit audit: %s\n", la_last_error()[0] ? la_last_error() : la_strerror(s));
-        rc = la_exit_for(s);
-    }
-    la_audit_state_free(&st);
+    rc = la_audit_command_run(&job, "audit");
     la_audit_job_free(&job);
     return rc;
 }

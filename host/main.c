@@ -20,6 +20,7 @@ static const char k_usage[] =
     "  split    make a leak-free split: families before --cutoff go to dev, on or after it to test,\n"
     "           spanning it to quarantine; or --three-set demos/dev/test per class; exit 1 when\n"
     "           dev or test gets less than --min-share\n"
+    "  merge    combine the shards of `audit --shard I/N` into the audit's reports and exit code\n"
     "  doctor   build features, devices, library versions and self-checks\n"
     "  embed    sentence vectors of texts with the built-in encoder, into a .npy file\n"
     "  models   the installed encoder models, with sizes and weight hashes\n"
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "doctor")) return la_cmd_doctor(argc - 1, argv + 1);
     if (!strcmp(argv[1], "embed")) return la_cmd_embed(argc - 1, argv + 1);
     if (!strcmp(argv[1], "models")) return la_cmd_models(argc - 1, argv + 1);
-    fprintf(stderr, "leakaudit: unknown command '%s' (commands: audit, split, doctor, embed, models; see leakaudit --help)\n", argv[1]);
+    if (!strcmp(argv[1], "merge")) return la_cmd_merge(argc - 1, argv + 1);
+    fprintf(stderr, "leakaudit: unknown command '%s' (commands: audit, split, merge, doctor, embed, models; see leakaudit --help)\n", argv[1]);
     return 2;
 }

@@ -8,13 +8,15 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
     OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR, OPT_PROGRESS,
-    OPT_BASELINE, OPT_WAIVERS, OPT_TODAY, OPT_FAIL_ON_NEW
+    OPT_BASELINE, OPT_WAIVERS, OPT_TODAY, OPT_FAIL_ON_NEW, OPT_SHARD
 };
 
 const struct option la_audit_options[] = {LA_CLI_COMMON_OPTIONS,
@@ -26,6 +28,7 @@ const struct option la_audit_options[] = {LA_CLI_COMMON_OPTIONS,
                                           {"waivers", required_argument, 0, OPT_WAIVERS},
                                           {"today", required_argument, 0, OPT_TODAY},
                                           {"fail-on-new", no_argument, 0, OPT_FAIL_ON_NEW},
+                                          {"shard", required_argument, 0, OPT_SHARD},
                                           LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                           {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                           {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
@@ -66,6 +69,7 @@ la_status la_audit_job_option(void *job, int opt, const char *name, const char *
     case OPT_BASELINE: j->baseline = arg; return LA_OK;
     case OPT_WAIVERS: j->waivers = arg; return LA_OK;
     case OPT_FAIL_ON_NEW: j->fail_on_new = 1; return LA_OK;
+    case OPT_SHARD: j->shard_arg = arg; return la_shard_parse(arg, &j->shard);
     case OPT_TODAY:
         if (la_date_parse(arg, strlen(arg), 0, &j->today) != LA_OK)
             return la_error(LA_EINVAL, "--today %s: expected a date YYYY-MM-DD that exists on the calendar", arg);
@@ -82,8 +86,30 @@ la_status la_audit_job_option(void *job, int opt, const char *name, const char *
     return LA_OK;
 }
 
+/* What a shard cannot do: the options that look at one run's whole result belong to `merge`, and
+ * those whose result depends on which rows a process holds would not add up. */
+static la_status check_shard(const la_audit_job *j)
+{
+    const char *no = j->baseline ? "--baseline" : j->waivers ? "--waivers" : j->fail_on_new ? "--fail-on-new"
+                     : j->today != LA_NO_DATE ? "--today" : NULL;
+    if (no)
+        return la_error(LA_EINVAL, "--shard: give %s to leakaudit merge, which writes the report it applies to", no);
+    if (j->near.enabled && j->near.p.within)
+        return la_error(LA_EINVAL, "--shard: --within pairs rows of one partition, which the shards of the seen side "
+                                   "do not see together: audit --within without --shard");
+    const la_semantic_opts *o = &j->semantic;
+    if (o->enabled && o->cache_dir)
+        return la_error(LA_EINVAL, "--shard: --cache is one file the shards would write at once: run the shards "
+                                   "without it");
+    if (o->enabled && o->topk > 1 && !o->no_windows && !o->nemb && !o->embedding_field && !(o->embed_set && o->lexical))
+        return la_error(LA_EINVAL, "--shard: --semantic-topk above 1 needs --semantic-windows off (a long text's "
+                                   "nearest windows are merged per text before the shards are)");
+    return LA_OK;
+}
+
 la_status la_audit_job_finish(la_audit_job *j)
 {
+    if (j->shard.count) LA_TRY(check_shard(j));
     j->cli.load.embedding_field = j->semantic.enabled ? j->semantic.embedding_field : NULL;
     if (j->fail_on_new && !j->baseline)
         return la_error(LA_EINVAL, "--fail-on-new gates on the links that are new since a baseline: give --baseline DIR "
@@ -96,6 +122,27 @@ la_status la_audit_job_finish(la_audit_job *j)
     j->cli.extra_inputs = j->extra;
     j->cli.nextra = n;
     return la_cli_finish(&j->cli);
+}
+
+/* Does argv[i] hold the option value v (as the whole element, or after "--name=")? */
+static int holds(const char *elem, const char *v) { return v && v >= elem && v <= elem + strlen(elem); }
+
+la_status la_audit_job_record_args(const la_audit_job *j, la_partial *p)
+{
+    p->argv = calloc((size_t)(j->argc > 0 ? j->argc : 1), sizeof *p->argv);
+    if (!p->argv) return la_error(LA_ENOMEM, "out of memory");
+    p->argc = 0;
+    for (int i = 1; i < j->argc; i++) {
+        const char *a = j->argv[i];
+        if (holds(a, j->shard_arg) || holds(a, j->cli.out)) {
+            /* a value of its own: the option before it goes too */
+            if ((a == j->shard_arg || a == j->cli.out) && p->argc) free(p->argv[--p->argc]);
+            continue;
+        }
+        if (!(p->argv[p->argc] = strdup(a))) return la_error(LA_ENOMEM, "out of memory");
+        p->argc++;
+    }
+    return LA_OK;
 }
 
 int la_exit_for(la_status s)
@@ -224,6 +271,8 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
         stage_begin(st, "near copies", "rows");
         la_near_opts_cli near = j->near;
         near.p.exec = &st->exec;
+        near.p.skip = st->skip;
+        near.partial = st->skip ? &st->partial : NULL;
         LA_TRY(la_tier_near(&near, st->table, st->heldout, j->cli.threads, &st->pairs, &st->near));
         st->sections[st->nsections++] = (la_report_section){"near", st->near.json.p, st->near.md.p, NULL};
         add_timing(st, "near_s", since);
@@ -235,6 +284,8 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
         so.use_gpu = st->backend.be->device;
         so.exec = &st->exec;
         so.progress = st->progress;
+        so.skip = st->skip;
+        so.partial = st->skip ? &st->partial : NULL;
         LA_TRY(la_tier_semantic(&so, &st->loader, st->table, st->heldout, j->cli.threads, &st->pairs, &st->semantic));
         st->sections[st->nsections++] =
             (la_report_section){"semantic", st->semantic.json.p, st->semantic.md.p, st->semantic.html.p};
@@ -250,6 +301,71 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
     }
     if (la_backend_fallback_note(x, st->backend_note, sizeof st->backend_note) && warn)
         fprintf(stderr, "leakaudit audit: warning: %s\n", st->backend_note);
+    return LA_OK;
+}
+
+/* A shard: the content tiers over its slice of the seen rows, kept in st->partial with what
+ * `merge` checks the shards against (arguments, inputs, rows). */
+static la_status shard_stage(const la_audit_job *j, int warn, la_audit_state *st, double *since)
+{
+    la_partial *p = &st->partial;
+    LA_TRY(la_shard_skip(st->table, st->heldout, j->shard, &st->skip));
+    p->shard = j->shard;
+    LA_TRY(la_audit_job_record_args(j, p));
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) && !(p->cwd = strdup(cwd))) return la_error(LA_ENOMEM, "out of memory");
+    p->nrows = la_table_nrows(st->table);
+    p->nfiles = st->loader.nfiles;
+    p->file_path = calloc(p->nfiles + 1, sizeof *p->file_path);
+    p->file_hash = calloc(p->nfiles + 1, sizeof *p->file_hash);
+    if (!p->file_path || !p->file_hash) return la_error(LA_ENOMEM, "out of memory");
+    for (size_t k = 0; k < p->nfiles; k++)
+        if (!(p->file_path[k] = strdup(st->loader.files[k].path)) ||
+            !(p->file_hash[k] = strdup(st->loader.files[k].blake2b_hex)))
+            return la_error(LA_ENOMEM, "out of memory");
+    LA_TRY(tier_stage(j, warn, st, since));
+    if (!(p->ran_on = strdup(st->ran_on)) || !(p->backend_note = strdup(st->backend_note)) ||
+        !(p->device = strdup(st->backend.device)))
+        return la_error(LA_ENOMEM, "out of memory");
+    p->pairs = st->pairs; /* the content links alone: a shard finds no others */
+    memset(&st->pairs, 0, sizeof st->pairs);
+    return LA_OK;
+}
+
+/* `merge`: the shards' links and tier results in place of the tiers, once the inputs read now are
+ * checked to be the ones the shards read. */
+static la_status merged_stage(const la_audit_job *j, la_audit_state *st)
+{
+    const la_partial *m = j->merged;
+    const la_loader *L = &st->loader;
+    for (size_t k = 0; k < L->nfiles && k < m->nfiles; k++)
+        if (!m->file_hash[k] || strcmp(m->file_hash[k], L->files[k].blake2b_hex))
+            return la_error(LA_EINPUT, "%s changed since the shards read it (BLAKE2b %s, then %s): run the shards again",
+                            L->files[k].path, m->file_hash[k] ? m->file_hash[k] : "none", L->files[k].blake2b_hex);
+    if (m->nrows != la_table_nrows(st->table) || m->nfiles != L->nfiles)
+        return la_error(LA_EINPUT, "the inputs have %zu rows in %zu files now, and the shards read %llu rows in %zu "
+                                   "files: merge the shards of these inputs, or run them again",
+                        la_table_nrows(st->table), L->nfiles, (unsigned long long)m->nrows, m->nfiles);
+    for (size_t k = 0; k < m->pairs.n; k++) LA_TRY(la_pairs_push(&st->pairs, &m->pairs.v[k]));
+    if (m->near_on) {
+        la_near_report r = m->near;
+        LA_TRY(la_report_near(st->table, &r, &st->near.json, &st->near.md, &st->near.extra));
+        st->near.backend = r.backend;
+        snprintf(st->near.fallback, sizeof st->near.fallback, "%s", m->near_fallback ? m->near_fallback : "");
+        st->sections[st->nsections++] = (la_report_section){"near", st->near.json.p, st->near.md.p, NULL};
+    }
+    if (m->sem_on) {
+        LA_TRY(la_report_semantic(st->table, &m->sem, &st->semantic.json, &st->semantic.md, &st->semantic.html,
+                                  &st->semantic.extra));
+        st->semantic.lexical_embedding = m->sem_lexical;
+        st->semantic.backend = m->sem.backend;
+        snprintf(st->semantic.fallback, sizeof st->semantic.fallback, "%s", m->sem_fallback ? m->sem_fallback : "");
+        st->sections[st->nsections++] =
+            (la_report_section){"semantic", st->semantic.json.p, st->semantic.md.p, st->semantic.html.p};
+    }
+    st->ran_on = m->ran_on ? m->ran_on : "cpu";
+    snprintf(st->backend_note, sizeof st->backend_note, "%s", m->backend_note ? m->backend_note : "");
+    snprintf(st->backend.device, sizeof st->backend.device, "%s", m->device ? m->device : "");
     return LA_OK;
 }
 
@@ -360,13 +476,19 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
     stage_begin(st, "normalize", "rows");
     LA_TRY(la_normalize_table(st->table, j->cli.norm, j->cli.threads));
     add_timing(st, "normalize_s", &since);
+    if (j->shard.count) {
+        LA_TRY(shard_stage(j, warn, st, &since));
+        la_progress_end(st->progress, NULL);
+        add_timing(st, "total_s", &t0);
+        return LA_OK;
+    }
     stage_begin(st, "exact, family and time links", "rows");
     la_audit_opts ao = {st->heldout, j->cli.cutoff, j->resolve, j->max_cluster, j->link_grade};
     LA_TRY(la_exact_find(st->table, st->heldout, &st->pairs, &st->exact));
     LA_TRY(la_audit_evidence(st->table, &ao, &st->pairs, &st->audit));
     add_timing(st, "links_s", &since);
     stage_end_links(st);
-    LA_TRY(tier_stage(j, warn, st, &since));
+    LA_TRY(j->merged ? merged_stage(j, st) : tier_stage(j, warn, st, &since));
     LA_TRY(decide_stage(j, &ao, st, &since));
     report_stage(j, st);
     LA_TRY(delta_stage(j, st));
@@ -380,6 +502,8 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
 
 void la_audit_state_free(la_audit_state *st)
 {
+    la_partial_free(&st->partial);
+    free(st->skip);
     la_progress_free(st->progress);
     la_delta_free(&st->delta);
     la_waivers_free(&st->waivers);
@@ -394,8 +518,24 @@ void la_audit_state_free(la_audit_state *st)
     memset(st, 0, sizeof *st);
 }
 
+/* A shard's folder: shard.bin alone. */
+static la_status write_shard(const la_audit_state *st, const char *dir)
+{
+    la_outdir od;
+    la_progress_begin(st->progress, "write", 0, "files", 0);
+    LA_TRY(la_outdir_begin(dir, &od));
+    la_buf b = {0};
+    la_status s = la_partial_encode(&st->partial, &b);
+    if (s == LA_OK) s = la_outdir_write(&od, LA_SHARD_FILE, &b);
+    la_buf_free(&b);
+    s = la_outdir_finish(&od, s);
+    la_progress_end(st->progress, s == LA_OK ? dir : NULL);
+    return s;
+}
+
 la_status la_audit_write(const la_audit_state *st, const char *dir)
 {
+    if (st->partial.shard.count) return write_shard(st, dir);
     const la_report *r = &st->report;
     const la_tier_out *near = &st->near, *sem = &st->semantic;
     la_outdir od;

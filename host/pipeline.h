@@ -17,6 +17,7 @@
 #include "grade.h"
 #include "progress.h"
 #include "report.h"
+#include "shard.h"
 #include "tiers.h"
 #include "waivers.h"
 
@@ -35,6 +36,12 @@ typedef struct la_audit_job {
     int32_t today;              /* --today: the day waivers are checked against; LA_NO_DATE: the local date */
     int fail_on_new;            /* --fail-on-new: only links new since the baseline fail the run */
     const char *extra[LA_MAX_EMB_FILES + 1];  /* files read besides the inputs (la_cli.extra_inputs) */
+    la_shard shard;             /* --shard: compute this slice's content links and write shard.bin */
+    const char *shard_arg;      /* the --shard value as given (a pointer into argv) */
+    int argc;                   /* the command's arguments, kept in shard.bin (la_audit_job_record_args) */
+    char **argv;
+    const la_partial *merged;   /* `merge`: the shards' content links and tier results, used in place
+                                   of running the tiers (NULL: run them) */
 } la_audit_job;
 
 /* The long options of `leakaudit audit` (getopt_long table, ends with a zero entry). */
@@ -48,6 +55,10 @@ la_status la_audit_job_option(void *job, int opt, const char *name, const char *
 
 /* Checks across options (la_cli_finish) once they are all given. */
 la_status la_audit_job_finish(la_audit_job *j);
+
+/* The arguments j->argv (argv[0] the command) without --shard and --out, as a shard keeps them for
+ * `merge` to run the same audit with: into p->argv. LA_ENOMEM. */
+la_status la_audit_job_record_args(const la_audit_job *j, la_partial *p);
 
 /* Everything one audit computed, owned here (la_audit_state_free). report borrows from the rest. */
 typedef struct la_audit_state {
@@ -75,6 +86,8 @@ typedef struct la_audit_state {
     la_report report;             /* filled once the decisions are made */
     la_progress *progress;        /* NULL when progress is off */
     size_t stage_links;           /* links when the current progress stage began */
+    uint8_t *skip;                /* --shard: the seen rows of other shards */
+    la_partial partial;           /* --shard: what this shard computed, for shard.bin */
 } la_audit_state;
 
 /* Run the audit the job describes into st (zeroed first; free with la_audit_state_free whatever
@@ -82,7 +95,7 @@ typedef struct la_audit_state {
 la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st /* OUT */);
 void la_audit_state_free(la_audit_state *st);
 
-/* Write every report file of an audit into dir, atomically (outdir.h). */
+/* Write every report file of an audit into dir, atomically (outdir.h); a shard writes shard.bin. */
 la_status la_audit_write(const la_audit_state *st, const char *dir);
 
 /* Fill the parts of a report every command shares: the command, the table, the files and

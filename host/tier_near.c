@@ -123,6 +123,7 @@ la_status la_tier_near(const la_near_opts_cli *o, const la_table *t, uint32_t he
     out->backend = r.backend;
     if (sig && sig->fallback[0]) snprintf(out->fallback, sizeof out->fallback, "%s", sig->fallback);
     out->seconds = st.seconds_signatures + st.seconds_candidates + st.seconds_verify;
+    if (s == LA_OK && o->partial) s = la_partial_keep_near(o->partial, &r, st.rows_signed_heldout, out->fallback);
     if (s == LA_OK) s = la_report_near(t, &r, &out->json, &out->md, &out->extra);
     la_pairs_free(&within);
     return s;

@@ -712,6 +712,69 @@ static la_status search_windows(const la_table *t, uint32_t heldout, const embed
     return s;
 }
 
+/* A shard's rows: every held-out row and the seen rows not flagged in skip, in table order (the
+ * rows' strings borrowed from t), with map[i] the row of t that row i of *out is. */
+static la_status shard_table(const la_table *t, const uint8_t *skip, la_table **out, uint32_t **map)
+{
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    *out = NULL;
+    *map = la_malloc_n(n + 1, sizeof **map);
+    la_status s = *map ? la_table_new(out) : la_error(LA_ENOMEM, "out of memory");
+    for (uint32_t k = 0; s == LA_OK && k < la_table_npart(t); k++) {
+        uint32_t idx;
+        s = la_table_part(*out, la_table_part_name(t, k), &idx);
+    }
+    size_t m = 0;
+    for (size_t i = 0; s == LA_OK && i < n; i++) {
+        if (skip[i]) continue;
+        size_t at;
+        s = la_table_append(*out, &rows[i], &at);
+        (*map)[m++] = (uint32_t)i;
+    }
+    return s;
+}
+
+/* The vectors of the shard's rows, gathered from those of every row (emb: n x dim, replaced). */
+static la_status gather_rows(embed_run *r, const uint32_t *map, size_t m)
+{
+    float *e = la_malloc_nm(m + 1, r->dim, sizeof *e);
+    if (!e) return la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m; i++) memcpy(e + i * r->dim, r->emb + (size_t)map[i] * r->dim, r->dim * sizeof *e);
+    free(r->emb);
+    r->emb = e;
+    r->nwin = m;
+    return LA_OK;
+}
+
+/* Texts of the held-out partition embedded as more than one window. */
+static size_t heldout_windowed(const embed_run *r, const la_table *t, uint32_t heldout)
+{
+    const la_row *rows = la_table_rows_const(t);
+    size_t k = 0;
+    for (size_t w = 1; r->item && w < r->nwin; w++)
+        k += r->item[w] == r->item[w - 1] && (w < 2 || r->item[w - 2] != r->item[w]) && rows[r->item[w]].part == heldout;
+    return k;
+}
+
+/* A shard searches exactly, whatever the size of its slice, as the unsharded run would: auto
+ * decides from every seen row, and the approximate index is refused (its cells depend on the slice). */
+static la_status shard_method(const la_table *t, uint32_t heldout, size_t dim, la_semantic_params *p)
+{
+    size_t nq = 0, n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    for (size_t i = 0; i < n; i++) nq += rows[i].part == heldout;
+    int ivf = p->method == LA_SEMANTIC_FAISS_IVF ||
+              (p->method == LA_SEMANTIC_AUTO && !(p->exec && p->exec->be->device) && p->approx_above > 0 &&
+               (double)nq * (double)(n - nq) * (double)dim > p->approx_above && la_semantic_have_faiss());
+    if (ivf)
+        return la_error(LA_EINVAL, "--shard: the approximate index (faiss-ivf%s) depends on the rows of each shard, "
+                                   "so the shards would not add up to one audit: give --semantic-method tiles or faiss",
+                        p->method == LA_SEMANTIC_AUTO ? ", which auto picks at this size" : "");
+    if (p->method == LA_SEMANTIC_AUTO) p->method = LA_SEMANTIC_TILES;
+    return LA_OK;
+}
+
 la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
                            int threads, la_pairs *pairs, la_tier_out *out)
 {
@@ -719,8 +782,32 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     la_semantic_opts chosen = *o;
     LA_TRY(la_semantic_choose_model(&chosen, t));
     o = &chosen;
+    /* A shard embeds and searches its own rows (st), mapped back to t's rows at the end; what is
+     * computed from every row (the lexical weights, vectors from files) is computed on t. */
+    la_table *st_own = NULL;
+    uint32_t *map = NULL;
+    if (o->skip) {
+        la_status ss = shard_table(t, o->skip, &st_own, &map);
+        if (ss != LA_OK) {
+            la_table_free(st_own);
+            free(map);
+            return ss;
+        }
+    }
+    const la_table *full = t;
+    if (st_own) t = st_own;
     embed_run run;
-    LA_TRY(embed_rows(o, L, t, heldout, threads, !o->no_windows, &run));
+    la_status es = st_own && !uses_model(o) ? embed_rows(o, L, full, heldout, threads, 0, &run)
+                                            : embed_rows(o, L, t, heldout, threads, !o->no_windows, &run);
+    if (es == LA_OK && st_own && !uses_model(o)) {
+        es = gather_rows(&run, map, la_table_nrows(t));
+        if (es != LA_OK) embed_run_free(&run);
+    }
+    if (es != LA_OK) {
+        la_table_free(st_own);
+        free(map);
+        return es;
+    }
     size_t dim = run.dim;
     const char *kind = run.kind;
     la_status s;
@@ -737,14 +824,35 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     memset(&st, 0, sizeof st);
     size_t before = pairs->n, nhits = 0;
     win_hit *hits = NULL;
-    if (run.nwin > la_table_nrows(t))
-        s = search_windows(t, heldout, &run, &p, pairs, &nn, &st, &hits, &nhits);
-    else
-        s = la_semantic_find(t, heldout, run.emb, dim, &p, pairs, &nn, &st);
+    la_pairs own = {0};
+    la_pairs *found = st_own ? &own : pairs;
+    s = st_own ? shard_method(full, heldout, dim, &p) : LA_OK;
+    if (s == LA_OK && run.nwin > la_table_nrows(t))
+        s = search_windows(t, heldout, &run, &p, found, &nn, &st, &hits, &nhits);
+    else if (s == LA_OK)
+        s = la_semantic_find(t, heldout, run.emb, dim, &p, found, &nn, &st);
+    /* a shard's rows back to the table's: the map keeps their order, so every list stays sorted */
+    for (size_t k = 0; s == LA_OK && st_own && k < own.n; k++) {
+        la_pair q = own.v[k];
+        q.a = map[q.a];
+        q.b = map[q.b];
+        s = la_pairs_push(pairs, &q);
+    }
+    for (size_t k = 0; s == LA_OK && st_own && k < nhits; k++) hits[k].a = map[hits[k].a], hits[k].b = map[hits[k].b];
+    for (size_t k = 0; s == LA_OK && st_own && k < nn.n; k++) nn.row[k] = map[nn.row[k]];
+    for (size_t k = 0; s == LA_OK && st_own && k < nn.n * nn.k; k++)
+        if (nn.seen[k] != LA_SEMANTIC_NONE) nn.seen[k] = map[nn.seen[k]];
+    size_t windowed = texts_windowed(&run), windowed_held = heldout_windowed(&run, t, heldout);
+    la_pairs_free(&own);
     if (s != LA_OK) {
+        free(hits);
+        la_semantic_nearest_free(&nn);
         embed_run_free(&run);
+        la_table_free(st_own);
+        free(map);
         return s;
     }
+    t = full;
     out->seconds = st.seconds;
     out->lexical_embedding = run.lexical;
     out->backend = st.backend ? st.backend : "cpu";
@@ -767,7 +875,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         .encoder_fallback = run.encoder_fallback,
         .model_window = run.model_window,
         .window_tokens = run.win,
-        .texts_windowed = texts_windowed(&run),
+        .texts_windowed = windowed,
         .no_windows = o->no_windows,
         .cache_file = run.cached ? run.cache_file : NULL,
         .cache_note = run.cache_note,
@@ -797,8 +905,12 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         .nearest_cosine = nn.cosine,
     };
     la_backend_stages(o->exec, "semantic_", r.stages, &r.nstages);
-    s = wp ? la_report_semantic(t, &r, &out->json, &out->md, &out->html, &out->extra) : la_error(LA_ENOMEM, "out of memory");
+    s = wp ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    if (s == LA_OK && o->partial) s = la_partial_keep_semantic(o->partial, &r, windowed_held, run.lexical, out->fallback);
+    if (s == LA_OK) s = la_report_semantic(t, &r, &out->json, &out->md, &out->html, &out->extra);
     free(wp);
+    la_table_free(st_own);
+    free(map);
     free(hits);
     embed_run_free(&run);
     la_semantic_nearest_free(&nn);

@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "near.h"
 #include "progress.h"
+#include "shard.h"
 
 #define LA_MAX_EMB_FILES 16
 
@@ -37,6 +38,9 @@ typedef struct la_semantic_opts {
     int no_windows;              /* --semantic-windows off: one vector per row, cut at the window */
     const char *cache_dir;       /* --cache DIR: the encoder's vectors kept between runs (embed_cache.h) */
     char default_why[400];       /* why model_name was chosen for the rows (la_semantic_choose_model) */
+    const uint8_t *skip;         /* a shard (set by the pipeline; NULL: none): flagged seen rows are
+                                    neither embedded nor searched (shard.h) */
+    la_partial *partial;         /* a shard: the structured result is kept here as well */
 } la_semantic_opts;
 
 void la_semantic_opts_init(la_semantic_opts *o);
@@ -61,7 +65,8 @@ la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *
 
 typedef struct la_near_opts_cli {
     int enabled;                 /* --near off turns the tier off */
-    la_near_params p;
+    la_near_params p;            /* p.skip: a shard's flags (set by the pipeline) */
+    la_partial *partial;         /* a shard: the structured result is kept here as well */
 } la_near_opts_cli;
 
 void la_near_opts_init(la_near_opts_cli *o);

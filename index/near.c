@@ -51,6 +51,7 @@ void la_near_params_default(la_near_params *p)
     p->within = 0;
     p->threads = 0;
     p->exec = NULL;
+    p->skip = NULL;
 }
 
 enum { SRC_LSH = 1, SRC_SIM = 2, SRC_CON = 4 };
@@ -195,7 +196,8 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         size_t i = c->b0 + j;
         c->nsh[i] = 0;
         c->mcnt[j] = 0;
-        if (!c->r[i].norm) continue;
+        int skip = c->p.skip && c->p.skip[i];
+        if (!c->r[i].norm || (skip && !c->contain)) continue;
         uint64_t *m = c->mh + c->slot[j], *u = c->uh + c->slot[j];
         size_t cap = (size_t)(c->slot[j + 1] - c->slot[j]);
         size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
@@ -206,6 +208,7 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         c->nsh[i] = (uint32_t)n;
         if (c->contain)
             for (size_t k = 0; k < n; k++) atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
+        if (skip) c->nsh[i] = 0, c->mcnt[j] = 0; /* counted in the frequencies, and no further */
     }
     return LA_OK;
 }
@@ -626,7 +629,10 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
 
     double t0 = la_now();
     LA_TRY(sign_rows(c));
-    for (size_t i = 0; i < n; i++) st->rows_signed += c->nsh[i] != 0;
+    for (size_t i = 0; i < n; i++) {
+        st->rows_signed += c->nsh[i] != 0;
+        st->rows_signed_heldout += c->nsh[i] != 0 && c->r[i].part == c->held;
+    }
     if (c->contain) LA_TRY(la_parallel_for(c->nthreads, n, 256, sample_rows, c));
     free(c->df);
     c->df = NULL;

@@ -46,6 +46,10 @@ typedef struct la_near_params {
     int threads;                   /* worker threads; 0 = online CPUs */
     la_exec *exec;                 /* where the signature, band key and bucket ops run, logged per
                                       stage (dispatch.h); NULL = the CPU reference. Borrowed. */
+    const uint8_t *skip;           /* NULL, or one flag per row: a flagged row still counts in the
+                                      shingle frequencies the containment samples are drawn from, but
+                                      is not signed, bucketed, probed or paired (a shard of the seen
+                                      side: host/shard.h). Borrowed. */
 } la_near_params;
 
 /* The defaults documented in docs/near.md. */
@@ -54,7 +58,8 @@ void la_near_params_default(la_near_params *p /* OUT */);
 typedef struct la_near_stats {
     int bands, rows;               /* LSH shape chosen from the threshold */
     double expected_recall;        /* P(LSH candidate | Jaccard == threshold) */
-    size_t rows_signed;            /* rows with at least one shingle */
+    size_t rows_signed;            /* rows with at least one shingle (flagged rows not counted) */
+    size_t rows_signed_heldout;    /* of them, held-out rows */
     size_t candidates_lsh;         /* distinct pairs proposed by each path */
     size_t candidates_simhash;
     size_t candidates_containment;

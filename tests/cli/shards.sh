@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# --shard I/N and merge: N shard processes over one input, merged, write the files an unsharded
+# run writes, byte for byte (report.json apart from its timings and the per-stage call counts),
+# for N = 1, 3 and 8, with the exit code of the unsharded run; the shard index comes from Slurm's
+# and Kubernetes' variables; shards that do not belong together, a changed input and a damaged
+# shard file are refused with a clear message and no output; options a shard cannot honour are
+# refused. With the default model installed, the same over long texts embedded as windows.
+source "$(dirname "$0")/lib.bash"
+
+# Generated rows with every kind of content link across the boundary: near copies (a few words
+# changed), held-out questions quoted inside long seen passages (containment, and windows for the
+# encoder), exact copies, shared families and a date cutoff, over two seen partitions.
+python3 - <<'PY'
+import json, random
+rnd = random.Random(11)
+words = ("apple river stone cloud market teacher window garden number silver engine paper forest "
+         "bridge letter yellow camera doctor island kitchen ladder mirror needle orange pocket "
+         "rabbit saddle ticket violin wagon basket candle dinner feather guitar hammer jacket "
+         "lemon magnet nickel oyster pepper quiet rocket shadow tunnel velvet whistle").split()
+def sentence(n):
+    return " ".join(rnd.choice(words) for _ in range(n)).capitalize() + "."
+test = [{"id": "t%03d" % i, "text": sentence(18) + " " + sentence(10) + "?", "available_on": "2026-06-%02d" % (1 + i % 28)}
+        for i in range(60)]
+for i in range(0, 60, 9):
+    test[i]["family"] = "fam%d" % i
+dev, train = [], []
+for i in range(220):
+    dev.append({"id": "d%03d" % i, "text": sentence(20) + " " + sentence(12), "available_on": "2026-03-%02d" % (1 + i % 28)})
+for i in range(120):
+    train.append({"id": "r%03d" % i, "text": " ".join(sentence(15) for _ in range(3)), "available_on": "2026-02-01"})
+for k in range(24):  # near copies: two words changed
+    w = test[k]["text"].split()
+    for _ in range(2):
+        w[rnd.randrange(len(w))] = rnd.choice(words)
+    (dev if k % 2 else train).append({"id": "near%02d" % k, "text": " ".join(w), "available_on": "2026-04-01"})
+for k in range(24, 34):  # quoted inside long passages
+    passage = " ".join(sentence(16) for _ in range(30))
+    train.append({"id": "quote%02d" % k, "text": passage + " " + test[k]["text"] + " " + passage, "available_on": "2026-01-05"})
+for k in range(34, 39):  # exact copies
+    dev.append({"id": "exact%02d" % k, "text": test[k]["text"].upper(), "available_on": "2026-04-02"})
+for k in range(0, 60, 9):  # a family across the boundary, and one after the cutoff
+    dev.append({"id": "fam-d%02d" % k, "text": sentence(14), "family": "fam%d" % k,
+                "available_on": "2026-07-09" if k % 2 else "2026-01-09"})
+rnd.shuffle(dev)
+rnd.shuffle(train)
+for name, rows in (("dev", dev), ("train", train), ("test", test)):
+    with open(name + ".jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+PY
+
+# json_same A B: report.json files equal once timings and every "stages" object are removed.
+json_same() {
+    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 differ beyond timings and stages"
+import json, sys
+def strip(o):
+    if isinstance(o, dict):
+        return {k: strip(v) for k, v in o.items() if k not in ("timings", "stages")}
+    return [strip(x) for x in o] if isinstance(o, list) else o
+a, b = (strip(json.load(open(p))) for p in sys.argv[1:])
+if a != b:
+    for k in a:
+        if a[k] != b.get(k):
+            print(k, json.dumps(a[k])[:400], "\n  merged:", json.dumps(b.get(k))[:400], file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+# same_outputs FULL MERGED: every file of FULL is in MERGED, byte for byte apart from report.json.
+same_outputs() {
+    [ "$(cd "$1" && ls)" = "$(cd "$2" && ls)" ] || fail "$2 holds other files than $1: $(cd "$2" && ls | tr '\n' ' ')"
+    for f in $(cd "$1" && ls); do
+        [ "$f" = report.json ] && json_same "$1/$f" "$2/$f" || expect_same "$1/$f" "$2/$f"
+    done
+}
+
+A=(--part dev=dev.jsonl --part train=train.jsonl --test test.jsonl --cutoff 2026-07-01 --embed lexical --threads 2)
+
+check "the unsharded audit finds near, contained, exact, family and time links"
+la audit "${A[@]}" -q --out full
+expect_rc 1 "unsharded"
+full_rc=$rc
+python3 - full/report.json <<'PY' || fail "the data should give links of every kind"
+import json, sys
+k = json.load(open(sys.argv[1]))["findings"]["pairs_by_kind"]
+for kind in ("near", "semantic", "exact", "family", "time"):
+    assert k.get(kind, 0) > 0, (kind, k)
+PY
+grep -q '"quote' full/pairs.jsonl || fail "the quoted questions should be linked"
+
+for n in 1 3 8; do
+    check "$n shards merged write the unsharded run's files"
+    seen=0
+    for ((i = 0; i < n; i++)); do
+        la audit "${A[@]}" --shard "$i/$n" --out "s$n/$i"
+        expect_rc 0 "shard $i/$n"
+        expect_has out.txt "shard $i of $n"
+        [ "$(ls "s$n/$i")" = shard.bin ] || fail "a shard folder should hold shard.bin alone: $(ls "s$n/$i")"
+        mine=$(sed -n 's/.* of its \([0-9]*\) seen rows.*/\1/p' out.txt)
+        [ -n "$mine" ] && { [ "$mine" -gt 0 ] || [ "$n" -gt 3 ]; } || fail "shard $i/$n should hold seen rows: $(cat out.txt)"
+        seen=$((seen + mine))
+    done
+    [ "$seen" -eq "$(cat dev.jsonl train.jsonl | wc -l)" ] || fail "the $n shards should hold every seen row once: $seen"
+    # the folders in reverse order: the merge does not depend on it
+    la merge --out "m$n" -q $(for ((i = n - 1; i >= 0; i--)); do echo "s$n/$i"; done)
+    expect_rc "$full_rc" "merge of $n"
+    same_outputs full "m$n"
+done
+
+check "the shard index from Slurm array and Kubernetes Indexed Job variables"
+SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=3 la audit "${A[@]}" --shard auto --out env-slurm
+expect_rc 0 "--shard auto"
+expect_same s3/1/shard.bin env-slurm/shard.bin
+SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 la audit "${A[@]}" --shard 3 --out env-min
+expect_same s3/2/shard.bin env-min/shard.bin
+JOB_COMPLETION_INDEX=0 la audit "${A[@]}" --shard 3 --out env-kube
+expect_same s3/0/shard.bin env-kube/shard.bin
+la audit "${A[@]}" --shard 3 --out env-none
+expect_rc 2 "--shard N without an index"
+expect_has err.txt "JOB_COMPLETION_INDEX"
+la audit "${A[@]}" --shard auto --out env-none
+expect_rc 2 "--shard auto outside Slurm"
+JOB_COMPLETION_INDEX=3 la audit "${A[@]}" --shard 3 --out env-none
+expect_rc 2 "an index past the count"
+[ ! -e env-none ] || fail "a refused shard should write nothing"
+
+check "bad --shard values and options a shard cannot honour are refused"
+for bad in 3/3 -1/3 1/0 x 1/2/3 "" 0/5000; do
+    la audit "${A[@]}" --shard "$bad" --out bad
+    expect_rc 2 "--shard '$bad'"
+    expect_has err.txt "--shard"
+done
+la audit "${A[@]}" --shard 0/3 --within --out bad
+expect_rc 2 "--within"
+expect_has err.txt "--within"
+la audit "${A[@]}" --shard 0/3 --baseline full --out bad
+expect_rc 2 "--baseline"
+expect_has err.txt "leakaudit merge"
+la audit "${A[@]}" --shard 0/3 --cache c --out bad
+expect_rc 2 "--cache"
+la audit "${A[@]}" --shard 0/3 --semantic-method faiss-ivf --out bad
+expect_rc 2 "faiss-ivf"
+expect_has err.txt "tiles"
+[ ! -e bad ] || fail "a refused shard should write nothing"
+
+check "merge refuses shards that do not belong together, and writes nothing"
+la merge --out bad s3/0 s3/1
+expect_rc 2 "a missing shard"
+expect_has err.txt "give all 3"
+la merge --out bad s3/0 s3/1 s3/1
+expect_rc 2 "a shard twice"
+expect_has err.txt "both shard 1 of 3"
+la merge --out bad s3/0 s3/1 s8/2
+expect_rc 2 "shards of two audits"
+expect_has err.txt "not one sharded audit"
+la audit "${A[@]}" --near-threshold 0.5 --shard 2/3 --out other
+la merge --out bad s3/0 s3/1 other
+expect_rc 2 "other options"
+expect_has err.txt "--near-threshold"
+la merge --out bad full
+expect_rc 2 "not a shard folder"
+expect_has err.txt "no shard.bin"
+mkdir -p damaged && cp -r s3/0 s3/1 s3/2 damaged/
+python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[len(b)//2]^=1; open(p,"wb").write(b)' damaged/1/shard.bin
+la merge --out bad damaged/0 damaged/1 damaged/2
+expect_rc 2 "a damaged shard file"
+expect_has err.txt "damaged"
+head -c 100 s3/2/shard.bin >damaged/2/shard.bin
+la merge --out bad damaged/0 s3/1 damaged/2
+expect_rc 2 "a cut shard file"
+expect_has err.txt "damaged/2/shard.bin"
+cp test.jsonl test.keep
+echo '{"id": "late", "text": "A row added after the shards ran."}' >>test.jsonl
+la merge --out bad s3/0 s3/1 s3/2
+expect_rc 2 "an input changed since the shards"
+expect_has err.txt "changed since the shards read it"
+mv test.keep test.jsonl
+mkdir -p elsewhere
+(cd elsewhere && la merge --out bad ../s3/0 ../s3/1 ../s3/2 && [ "$rc" -eq 2 ] && grep -qF "run leakaudit merge in that folder" err.txt) ||
+    fail "a merge in another folder, with relative input paths, should say where to run it"
+[ ! -e bad ] && [ ! -e elsewhere/bad ] || fail "a refused merge should write nothing"
+
+check "merge takes --baseline and --fail-on-new like audit"
+la merge --out again --baseline full --fail-on-new -q s3/2 s3/0 s3/1
+expect_rc 0 "no link is new against the unsharded run"
+expect_has again/report.json '"links": {"new": 0,'
+
+if "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2 (default)"; then
+    check "with the sentence encoder over long texts (windows), 3 shards merged write the same files"
+    head -n 12 test.jsonl >mt.jsonl
+    { head -n 30 dev.jsonl; grep '"quote2[4-7]' train.jsonl; grep '"near0[0-9]' dev.jsonl train.jsonl | cut -d: -f2-; } >md.jsonl
+    M=(--dev md.jsonl --test mt.jsonl --threads 2 -q)
+    la audit "${M[@]}" --out mfull
+    model_rc=$rc
+    python3 -c 'import json,sys; m=json.load(open("mfull/report.json"))["findings"]["semantic"]["model"]; assert m["texts_windowed"] > 0, m' ||
+        fail "the long passages should be embedded as windows"
+    for i in 0 1 2; do
+        la audit "${M[@]}" --shard "$i/3" --out "ms/$i"
+        expect_rc 0 "model shard $i"
+    done
+    la merge --out mmerged -q ms/0 ms/1 ms/2
+    expect_rc "$model_rc" "model merge"
+    same_outputs mfull mmerged
+else
+    echo "note: model all-MiniLM-L6-v2 is not installed; the encoder's shards are not compared"
+fi
+echo "ok"
