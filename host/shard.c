@@ -438,6 +438,21 @@ static uint32_t get_u32(reader *r)
     return (uint32_t)v;
 }
 
+static uint8_t get_u8(reader *r)
+{
+    uint64_t v = get_u64(r);
+    if (v > UINT8_MAX) r->bad = 1;
+    return (uint8_t)v;
+}
+
+/* 0 or 1 */
+static int get_flag(reader *r)
+{
+    uint64_t v = get_u64(r);
+    if (v > 1) r->bad = 1;
+    return (int)v;
+}
+
 static int get_int(reader *r)
 {
     int64_t v = (int64_t)get_u64(r);
@@ -465,7 +480,7 @@ static char *get_str(reader *r)
 {
     uint64_t n = get_u64(r);
     if (n == NO_STR || r->bad) return NULL;
-    if (n > (uint64_t)(r->end - r->p)) {
+    if (n > (uint64_t)(r->end - r->p) || memchr(r->p, 0, (size_t)n)) {
         r->bad = 1;
         return NULL;
     }
@@ -511,10 +526,10 @@ static void get_pair(reader *r, la_pair *q, uint64_t nrows)
     q->wcontainment = get_f32(r);
     q->wwords = get_f32(r);
     q->slot_evidence = get_f32(r);
-    q->grade = (uint8_t)get_u32(r);
-    q->nums_held = (uint8_t)get_u32(r);
-    q->nums_shared = (uint8_t)get_u32(r);
-    q->nums_changed = (uint8_t)get_u32(r);
+    q->grade = get_u8(r);
+    q->nums_held = get_u8(r);
+    q->nums_shared = get_u8(r);
+    q->nums_changed = get_u8(r);
     if (q->a >= nrows || q->b >= nrows) r->bad = 1;
 }
 
@@ -560,15 +575,15 @@ static void decode(reader *r, la_partial *p)
     for (size_t k = 0; k < np && !r->bad; k++) get_pair(r, &p->pairs.v[p->pairs.n++], p->nrows);
 
     la_near_report *n = &p->near;
-    p->near_on = (int)get_u32(r);
+    p->near_on = get_flag(r);
     if (p->near_on) {
         n->backend = get_str(r);
-        n->char_shingles = get_int(r);
+        n->char_shingles = get_flag(r);
         n->shingle_size = get_int(r);
         n->num_perm = get_int(r);
         n->containment_min_shingles = get_int(r);
         n->simhash_k = get_int(r);
-        n->within = get_int(r);
+        n->within = get_flag(r);
         n->threshold = get_f64(r);
         n->containment_threshold = get_f64(r);
         n->bands = get_int(r);
@@ -586,20 +601,20 @@ static void decode(reader *r, la_partial *p)
     }
 
     la_semantic_report *s = &p->sem;
-    p->sem_on = (int)get_u32(r);
+    p->sem_on = get_flag(r);
     if (!p->sem_on || r->bad || r->nomem) return;
     const char **strs[] = {&s->kind, &s->why, &s->model_name, &s->model_hash, &s->encoder_backend,
                            &s->encoder_fallback, &s->cache_file, &s->cache_note, &s->threshold_source,
                            &s->backend, &s->method};
     for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) *strs[k] = get_str(r);
-    s->model = get_int(r);
+    s->model = get_flag(r);
     s->model_window = (size_t)get_u64(r);
     s->window_tokens = (size_t)get_u64(r);
     s->texts_windowed = (size_t)get_u64(r);
-    s->no_windows = get_int(r);
+    s->no_windows = get_flag(r);
     s->cache_hits = (size_t)get_u64(r);
     s->cache_misses = (size_t)get_u64(r);
-    s->brought_in = get_int(r);
+    s->brought_in = get_flag(r);
     s->dim = (size_t)get_u64(r);
     s->threshold = get_f64(r);
     size_t nw = get_count(r, 7 * 8);
@@ -643,7 +658,7 @@ static void decode(reader *r, la_partial *p)
     }
     get_stages(r, s->stages, &s->nstages);
     p->sem_windowed_heldout = (size_t)get_u64(r);
-    p->sem_lexical = get_int(r);
+    p->sem_lexical = get_flag(r);
     p->sem_fallback = get_str(r);
 }
 

@@ -511,7 +511,8 @@ static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const
             snprintf(r->why, sizeof r->why, "no sentence encoder model is installed in %s (scripts/install-deps.sh "
                      "installs %s)", la_model_root(), LA_MODEL_DEFAULT);
         r->lexical = 1;
-        s = la_semantic_embed_lexical(t, o->lexical_dim, threads, &r->emb);
+        /* a shard passes the whole table with its flags (la_tier_semantic): every row's words weigh */
+        s = la_semantic_embed_lexical_some(t, o->lexical_dim, threads, o->skip, &r->emb);
         if (s == LA_OK) r->dim = o->lexical_dim ? o->lexical_dim : LA_EMBED_LEXICAL_DIM;
     }
     r->nwin = n;

@@ -89,11 +89,17 @@ la_status la_vec_check_normalize(float *v, size_t dim, const char *where) {
 }
 
 la_status la_semantic_embed_lexical(const la_table *t, uint32_t dim, int threads, float **out) {
+    return la_semantic_embed_lexical_some(t, dim, threads, NULL, out);
+}
+
+la_status la_semantic_embed_lexical_some(const la_table *t, uint32_t dim, int threads,
+                                         const uint8_t *skip, float **out) {
     *out = NULL;
     la_embed_lexical_params ep;
     la_embed_lexical_params_default(&ep);
     if (dim) ep.dim = dim;
     ep.threads = threads;
+    ep.skip = skip;
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
     const char **texts = la_malloc_n(n, sizeof *texts);

@@ -125,6 +125,10 @@ la_status la_vec_check_normalize(float *v, size_t dim, const char *where);
  */
 la_status la_semantic_embed_lexical(const la_table *t, uint32_t dim, int threads,
                                     float **out /* OUT: owned by the caller */);
+/* The same, with rows flagged in skip (NULL: none) counted in the word weights but given zero
+ * vectors: a shard's other rows (host/shard.h), whose vectors it does not need. */
+la_status la_semantic_embed_lexical_some(const la_table *t, uint32_t dim, int threads,
+                                         const uint8_t *skip, float **out /* OUT: owned by the caller */);
 
 #ifdef __cplusplus
 }

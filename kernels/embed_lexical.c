@@ -52,6 +52,7 @@ void la_embed_lexical_params_default(la_embed_lexical_params *p) {
     p->word_weight = 0.5f;
     p->seed = 0x6c65616b61756469ull; /* "leakaudi" */
     p->threads = 0;
+    p->skip = NULL;
 }
 
 /* A slot of the per-text count table: the high half of a feature's hash (never 0; 0 = empty), a
@@ -366,6 +367,7 @@ la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, siz
             if (get_failed(&failed)) continue;
             float *v = out + r * dim;
             memset(v, 0, dim * sizeof *v);
+            if (p->skip && p->skip[r]) continue;
             if (extract(texts[r], lens[r], p->seed, &f) ||
                 write_vector(&f, dft.df, tf_table, dim, p->word_weight, v))
                 set_failed(&failed);

@@ -29,6 +29,8 @@ typedef struct la_embed_lexical_params {
     float word_weight;   /* share of the squared norm given to word features, in [0, 1] */
     uint64_t seed;       /* hash seed */
     int threads;         /* OpenMP threads; 0 = the OpenMP default */
+    const uint8_t *skip; /* NULL, or one flag per text: a flagged text counts in the document
+                            frequencies but gets a zero vector (a shard's other rows) */
 } la_embed_lexical_params;
 
 #define LA_EMBED_LEXICAL_DIM 1024
