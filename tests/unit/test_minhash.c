@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "minhash_core.h"
@@ -126,12 +127,78 @@ static void test_simhash(void **state)
     assert_true(la_simhash_dist(ha, hc) >= 16);
 }
 
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The shingle sort against qsort: sizes around its thresholds, uniform hashes, many equal ones,
+ * hashes crowded into one bucket, and sorted and reversed input. */
+static void test_shingle_sort(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 2, 24, 25, 127, 128, 129, 300, 1000, 4095, 4096, 8192, 16385, 70000};
+    uint64_t *a = malloc(70000 * sizeof *a), *b = malloc(70000 * sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    uint64_t x = 12345;
+    for (int kind = 0; kind < 5; kind++)
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+            size_t n = sizes[s];
+            for (size_t i = 0; i < n; i++) {
+                x = la_mix64(x + i);
+                a[i] = kind == 0 ? x
+                       : kind == 1 ? x % 7                          /* many equal values */
+                       : kind == 2 ? (x >> 20) | 0xfff0000000000000ull /* one top bucket */
+                       : kind == 3 ? (uint64_t)i * 977              /* sorted */
+                                   : ~(uint64_t)i;                  /* reversed */
+            }
+            memcpy(b, a, n * sizeof *a);
+            la_cpu_shingle_sort(a, n);
+            if (n) qsort(b, n, sizeof *b, cmp_u64);
+            assert_memory_equal(a, b, n * sizeof *a);
+        }
+    free(a);
+    free(b);
+}
+
+/* The CPU SimHash counts eight bits per add; it must give the bits of the per-bit vote loop that
+ * the CUDA kernel runs, for runs of equal shingles of any weight (past the byte counters' 255 too). */
+static void test_simhash_matches_vote_loop(void **state)
+{
+    (void)state;
+    uint64_t *h = malloc(5000 * sizeof *h);
+    assert_non_null(h);
+    uint64_t x = 99;
+    for (int round = 0; round < 200; round++) {
+        size_t n = 0, want = (size_t)(round * 23 % 4000) + 1;
+        while (n < want) {
+            x = la_mix64(x + 1);
+            size_t run = round % 3 == 0 ? 1 : (size_t)(x % (round % 3 == 1 ? 5 : 700)) + 1;
+            for (size_t k = 0; k < run && n < want; k++) h[n++] = x >> 3;
+        }
+        la_cpu_shingle_sort(h, n);
+        int32_t acc[64] = {0};
+        for (size_t i = 0; i < n;) {
+            size_t j = i + 1;
+            while (j < n && h[j] == h[i]) j++;
+            la_simhash_vote(acc, la_simhash_hash(h[i]), (int32_t)(j - i));
+            i = j;
+        }
+        assert_true(la_cpu_simhash(h, n) == la_simhash_finish(acc));
+    }
+    free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_signatures),   cmocka_unit_test(test_set_semantics_and_prefix),
         cmocka_unit_test(test_estimate_tracks_jaccard), cmocka_unit_test(test_band_keys),
-        cmocka_unit_test(test_simhash),
+        cmocka_unit_test(test_simhash),            cmocka_unit_test(test_shingle_sort),
+        cmocka_unit_test(test_simhash_matches_vote_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
