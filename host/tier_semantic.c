@@ -591,11 +591,11 @@ static int cmp_cand(const void *x, const void *y)
 
 /*
  * The search over windows: a table of windows (each in its text's partition) goes through
- * la_semantic_find; a pair of texts takes its best window pair, a held-out text's nearest seen
+ * la_semantic_find_inplace (r->emb is reordered, and read no more after); a pair of texts takes its best window pair, a held-out text's nearest seen
  * texts are the best over its windows' lists. Pairs are appended to `pairs` in (b, a) order with
  * the window that matched kept in *hits (pairs where a side has more than one window).
  */
-static la_status search_windows(const la_table *t, uint32_t heldout, const embed_run *r, const la_semantic_params *p,
+static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *r, const la_semantic_params *p,
                                 la_pairs *pairs, la_semantic_nearest *nn, la_semantic_stats *st, win_hit **hits,
                                 size_t *nhits)
 {
@@ -626,7 +626,7 @@ static la_status search_windows(const la_table *t, uint32_t heldout, const embed
         s = la_table_strdup(wt, id, (size_t)len, &row.id);
         if (s == LA_OK) s = la_table_append(wt, &row, &at);
     }
-    if (s == LA_OK) s = la_semantic_find(wt, heldout, r->emb, r->dim, p, &wp, &wn, st);
+    if (s == LA_OK) s = la_semantic_find_inplace(wt, heldout, r->emb, r->dim, p, &wp, &wn, st);
     /* pairs of texts: the best window pair of each */
     win_hit *all = s == LA_OK ? malloc((wp.n + 1) * sizeof *all) : NULL;
     if (s == LA_OK && !all) s = la_error(LA_ENOMEM, "out of memory");
@@ -831,7 +831,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     if (s == LA_OK && run.nwin > la_table_nrows(t))
         s = search_windows(t, heldout, &run, &p, found, &nn, &st, &hits, &nhits);
     else if (s == LA_OK)
-        s = la_semantic_find(t, heldout, run.emb, dim, &p, found, &nn, &st);
+        s = la_semantic_find_inplace(t, heldout, run.emb, dim, &p, found, &nn, &st);
     /* a shard's rows back to the table's: the map keeps their order, so every list stays sorted */
     for (size_t k = 0; s == LA_OK && st_own && k < own.n; k++) {
         la_pair q = own.v[k];

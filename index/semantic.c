@@ -136,11 +136,14 @@ typedef struct sides {
     float *Q, *S;
     uint32_t *qrow, *srow; /* table index of each Q / S row */
     size_t nq, ns, d;
+    int borrowed; /* Q and S point into the caller's matrix (la_semantic_find_inplace) */
 } sides;
 
 static void sides_free(sides *s) {
-    free(s->Q);
-    free(s->S);
+    if (!s->borrowed) {
+        free(s->Q);
+        free(s->S);
+    }
     free(s->qrow);
     free(s->srow);
 }
@@ -175,6 +178,61 @@ static la_status sides_gather(const la_table *t, uint32_t heldout, const float *
             sd->srow[is++] = (uint32_t)i;
         }
     }
+    return LA_OK;
+}
+
+/* The sides without a copy: emb's rows moved in place to the held-out rows, then the seen ones,
+ * each side in table order (a permutation along its cycles, one row of scratch). */
+static la_status sides_inplace(const la_table *t, uint32_t heldout, float *emb, size_t d, sides *sd) {
+    memset(sd, 0, sizeof *sd);
+    sd->d = d;
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    for (size_t i = 0; i < n; i++) sd->nq += rows[i].part == heldout;
+    sd->ns = n - sd->nq;
+    sd->qrow = la_malloc_n(sd->nq, sizeof(uint32_t));
+    sd->srow = la_malloc_n(sd->ns, sizeof(uint32_t));
+    uint32_t *dest = la_malloc_n(n, sizeof *dest);
+    float *tmp = la_malloc_n(d, sizeof *tmp), *tmp2 = la_malloc_n(d, sizeof *tmp2);
+    if (!sd->qrow || !sd->srow || !dest || !tmp || !tmp2) {
+        free(dest);
+        free(tmp);
+        free(tmp2);
+        sides_free(sd);
+        return la_error(LA_ENOMEM, "semantic: out of memory ordering %zu vectors", n);
+    }
+    size_t iq = 0, is = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].part == heldout) {
+            sd->qrow[iq] = (uint32_t)i;
+            dest[i] = (uint32_t)iq++;
+        } else {
+            sd->srow[is] = (uint32_t)i;
+            dest[i] = (uint32_t)(sd->nq + is++);
+        }
+    }
+    /* follow each cycle of i -> dest[i]; a placed row is marked with dest == its own index */
+    for (size_t i = 0; i < n; i++) {
+        if (dest[i] == i) continue;
+        memcpy(tmp, emb + i * d, d * sizeof *tmp);
+        size_t at = i;
+        while (dest[at] != i) {
+            size_t to = dest[at];
+            memcpy(tmp2, emb + to * d, d * sizeof *tmp2);
+            memcpy(emb + to * d, tmp, d * sizeof *tmp);
+            memcpy(tmp, tmp2, d * sizeof *tmp);
+            dest[at] = (uint32_t)at;
+            at = to;
+        }
+        memcpy(emb + i * d, tmp, d * sizeof *tmp);
+        dest[at] = (uint32_t)at;
+    }
+    free(dest);
+    free(tmp);
+    free(tmp2);
+    sd->Q = emb;
+    sd->S = emb + sd->nq * d;
+    sd->borrowed = 1;
     return LA_OK;
 }
 
@@ -346,9 +404,25 @@ done:
 }
 #endif /* LA_HAVE_FAISS */
 
+static la_status find(const la_table *t, uint32_t heldout_part, const float *emb, float *own, size_t dim,
+                      const la_semantic_params *p, la_pairs *out, la_semantic_nearest *nearest,
+                      la_semantic_stats *stats);
+
 la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float *emb, size_t dim,
                            const la_semantic_params *p, la_pairs *out,
                            la_semantic_nearest *nearest, la_semantic_stats *stats) {
+    return find(t, heldout_part, emb, NULL, dim, p, out, nearest, stats);
+}
+
+la_status la_semantic_find_inplace(const la_table *t, uint32_t heldout_part, float *emb, size_t dim,
+                                   const la_semantic_params *p, la_pairs *out,
+                                   la_semantic_nearest *nearest, la_semantic_stats *stats) {
+    return find(t, heldout_part, emb, emb, dim, p, out, nearest, stats);
+}
+
+static la_status find(const la_table *t, uint32_t heldout_part, const float *emb, float *own, size_t dim,
+                      const la_semantic_params *p, la_pairs *out, la_semantic_nearest *nearest,
+                      la_semantic_stats *stats) {
     if (nearest) memset(nearest, 0, sizeof *nearest);
     if (!t || !p || !out || (la_table_nrows(t) && !emb) || dim == 0 || dim > INT32_MAX)
         return la_error(LA_EINVAL, "semantic: bad arguments");
@@ -360,7 +434,7 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
         return la_error(LA_EINVAL, "semantic: more than 2^32 rows");
 
     sides sd;
-    LA_TRY(sides_gather(t, heldout_part, emb, dim, &sd));
+    LA_TRY(own ? sides_inplace(t, heldout_part, own, dim, &sd) : sides_gather(t, heldout_part, emb, dim, &sd));
 
     int method = p->method;
     if (method == LA_SEMANTIC_AUTO) {

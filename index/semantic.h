@@ -103,6 +103,13 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
                            la_semantic_nearest *nearest /* OUT */,
                            la_semantic_stats *stats /* OUT */);
 
+/* The same without copying the vectors: emb's rows are reordered in place (held-out rows first),
+ * so the caller must not read emb afterwards except to free it. Same pairs, lists and stats. */
+la_status la_semantic_find_inplace(const la_table *t, uint32_t heldout_part, float *emb, size_t dim,
+                                   const la_semantic_params *p, la_pairs *out /* OUT: appended */,
+                                   la_semantic_nearest *nearest /* OUT */,
+                                   la_semantic_stats *stats /* OUT */);
+
 /* Is the FAISS path compiled in? */
 int la_semantic_have_faiss(void);
 

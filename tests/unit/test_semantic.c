@@ -154,6 +154,48 @@ static void test_faiss_and_tiles_agree(void **state) {
     la_table_free(t);
 }
 
+/* The in-place search (the tier's, which saves a copy of every vector) gives the copying one's
+ * pairs and lists on interleaved partitions, for one and four nearest rows. */
+static void test_inplace_matches_copy(void **state) {
+    (void)state;
+    const size_t n = 1500, d = 40;
+    const float thr = 0.8f;
+    float *emb;
+    uint32_t h;
+    la_table *t = make(n, d, thr, &emb, &h);
+    for (uint32_t k = 1; k <= 4; k += 3) {
+        la_pairs pc = {0}, pi = {0};
+        la_semantic_nearest nc, ni;
+        la_semantic_params p;
+        la_semantic_params_default(&p);
+        p.threshold = thr;
+        p.topk = k;
+        p.method = LA_SEMANTIC_TILES;
+        p.threads = 2;
+        float *copy = malloc(n * d * sizeof *copy);
+        assert_non_null(copy);
+        memcpy(copy, emb, n * d * sizeof *copy);
+        assert_int_equal(la_semantic_find(t, h, emb, d, &p, &pc, &nc, NULL), LA_OK);
+        assert_int_equal(la_semantic_find_inplace(t, h, copy, d, &p, &pi, &ni, NULL), LA_OK);
+        assert_true(pc.n >= 100);
+        assert_same_result(&pc, &nc, &pi, &ni);
+        /* the held-out rows first, each side in table order */
+        const la_row *rows = la_table_rows_const(t);
+        size_t at = 0;
+        for (int side = 0; side < 2; side++)
+            for (size_t i = 0; i < n; i++)
+                if ((rows[i].part == h) == (side == 0)) {
+                    assert_memory_equal(copy + at * d, emb + i * d, d * sizeof *copy);
+                    at++;
+                }
+        free(copy);
+        la_pairs_free(&pc), la_pairs_free(&pi);
+        la_semantic_nearest_free(&nc), la_semantic_nearest_free(&ni);
+    }
+    free(emb);
+    la_table_free(t);
+}
+
 static void test_tiles_without_faiss_and_edges(void **state) {
     const size_t d = 8;
     float *emb;
@@ -254,6 +296,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_faiss_and_tiles_agree),
         cmocka_unit_test(test_tiles_without_faiss_and_edges),
+        cmocka_unit_test(test_inplace_matches_copy),
         cmocka_unit_test(test_method_names),
         cmocka_unit_test(test_vec_check_normalize),
         cmocka_unit_test(test_lexical_on_a_table),
