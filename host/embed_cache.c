@@ -4,6 +4,7 @@
  * written back whole through a temporary name.
  */
 #include "embed_cache.h"
+#include "input.h"
 
 #include <errno.h>
 #include <sodium.h>
@@ -38,9 +39,9 @@ struct la_embed_cache {
     size_t nslot;
 };
 
-static void text_key(const char *text, size_t len, unsigned char key[16])
+void la_embed_cache_key(const char *text, size_t len, unsigned char key[LA_EMBED_CACHE_KEY])
 {
-    crypto_generichash(key, 16, (const unsigned char *)text, len, NULL, 0);
+    crypto_generichash(key, LA_EMBED_CACHE_KEY, (const unsigned char *)text, len, NULL, 0);
 }
 
 static size_t slot_of(const la_embed_cache *c, const unsigned char key[16])
@@ -158,35 +159,20 @@ static void reset(la_embed_cache *c)
 
 static la_status load(la_embed_cache *c, char *note, size_t cap)
 {
-    FILE *f = fopen(c->path, "rb");
-    if (!f) {
+    struct stat sb;
+    if (stat(c->path, &sb) != 0) {
         if (errno == ENOENT) return LA_OK;
         return la_error(LA_EIO, "--cache: %s: %s", c->path, strerror(errno));
     }
-    unsigned char *buf = NULL;
-    size_t size = 0, cb = 0;
-    for (;;) {
-        if (size == cb) {
-            unsigned char *p = realloc(buf, cb = cb ? 2 * cb : 1 << 20);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                return la_error(LA_ENOMEM, "out of memory reading %s", c->path);
-            }
-            buf = p;
-        }
-        size_t got = fread(buf + size, 1, cb - size, f);
-        size += got;
-        if (!got) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
+    la_input in;
+    la_status s = la_input_read(c->path, NULL, &in);
+    if (s == LA_ENOMEM) return s;
     const char *why = "a read error";
-    if (bad || !parse(c, buf, size, &why)) {
+    if (s != LA_OK || !parse(c, (const unsigned char *)in.data, in.len, &why)) {
         reset(c);
         snprintf(note, cap, "the cache file %s was ignored (%s) and is rewritten at the end of the run", c->path, why);
     }
-    free(buf);
+    if (s == LA_OK) la_input_free(&in);
     return LA_OK;
 }
 
@@ -232,12 +218,10 @@ void la_embed_cache_free(la_embed_cache *c)
     free(c);
 }
 
-int la_embed_cache_get(const la_embed_cache *c, const char *text, size_t len, uint32_t win, size_t *nwin,
-                       const uint32_t **begin, const uint32_t **end, const float **vec)
+int la_embed_cache_get(const la_embed_cache *c, const unsigned char key[LA_EMBED_CACHE_KEY], uint32_t win,
+                       size_t *nwin, const uint32_t **begin, const uint32_t **end, const float **vec)
 {
     if (!c->n) return 0;
-    unsigned char key[16];
-    text_key(text, len, key);
     size_t i = slot_of(c, key);
     if (!c->slot[i]) return 0;
     const entry *e = &c->e[c->slot[i] - 1];
@@ -249,11 +233,9 @@ int la_embed_cache_get(const la_embed_cache *c, const char *text, size_t len, ui
     return 1;
 }
 
-la_status la_embed_cache_put(la_embed_cache *c, const char *text, size_t len, uint32_t win, size_t nwin,
-                             const uint32_t *begin, const uint32_t *end, const float *vec)
+la_status la_embed_cache_put(la_embed_cache *c, const unsigned char key[LA_EMBED_CACHE_KEY], uint32_t win,
+                             size_t nwin, const uint32_t *begin, const uint32_t *end, const float *vec)
 {
-    unsigned char key[16];
-    text_key(text, len, key);
     uint32_t *span = la_malloc_n(2 * nwin, sizeof *span);
     if (!span) return la_error(LA_ENOMEM, "out of memory");
     for (size_t w = 0; w < nwin; w++) span[2 * w] = begin[w], span[2 * w + 1] = end[w];
@@ -290,6 +272,8 @@ la_status la_embed_cache_save(la_embed_cache *c, char *path, size_t cap)
     unsigned char sum[32];
     crypto_generichash_final(&st, sum, sizeof sum);
     ok = ok && fwrite(sum, 1, 32, f) == 32;
+    /* on disk before the rename, so that after a crash the name holds the old file or the new */
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, c->path) != 0) {
         int err = errno;

@@ -13,7 +13,8 @@
  * pairs (u32) and vectors (float32), and last the BLAKE2b-256 of everything before. A file that
  * does not check out (other format, settings, byte order, a bad checksum, cut short) is ignored
  * with a note and replaced when the run saves. Saving writes a temporary file in DIR and renames
- * it over the old one: a reader sees the old file or the new, never half of one.
+ * it over the old one once it is on disk (fsync): a reader sees the old file or the new, never
+ * half of one.
  */
 #ifndef LA_EMBED_CACHE_H
 #define LA_EMBED_CACHE_H
@@ -34,15 +35,21 @@ la_status la_embed_cache_open(const char *dir, const char *settings, size_t dim,
                               char *note /* OUT */, size_t cap);
 void la_embed_cache_free(la_embed_cache *c);
 
-/* The cached windows of text[0..len) for window setting win (an entry of setting 0 matches any):
- * 1 and *nwin, *begin, *end (nwin pairs) and *vec (nwin x dim) borrowed until the next put or
- * free; 0 when not cached. */
-int la_embed_cache_get(const la_embed_cache *c, const char *text, size_t len, uint32_t win, size_t *nwin /* OUT */,
-                       const uint32_t **begin /* OUT */, const uint32_t **end /* OUT */, const float **vec /* OUT */);
+#define LA_EMBED_CACHE_KEY 16
 
-/* Record the windows of a text (replacing an entry of the same text). */
-la_status la_embed_cache_put(la_embed_cache *c, const char *text, size_t len, uint32_t win, size_t nwin,
-                             const uint32_t *begin, const uint32_t *end, const float *vec);
+/* The key of text[0..len): its BLAKE2b-128. Computed once per text and used for get and put. */
+void la_embed_cache_key(const char *text, size_t len, unsigned char key[LA_EMBED_CACHE_KEY] /* OUT */);
+
+/* The cached windows of the text with this key for window setting win (an entry of setting 0
+ * matches any): 1 and *nwin, *begin, *end (nwin pairs) and *vec (nwin x dim) borrowed until the
+ * next put or free; 0 when not cached. */
+int la_embed_cache_get(const la_embed_cache *c, const unsigned char key[LA_EMBED_CACHE_KEY], uint32_t win,
+                       size_t *nwin /* OUT */, const uint32_t **begin /* OUT */, const uint32_t **end /* OUT */,
+                       const float **vec /* OUT */);
+
+/* Record the windows of the text with this key (replacing an entry of the same key). */
+la_status la_embed_cache_put(la_embed_cache *c, const unsigned char key[LA_EMBED_CACHE_KEY], uint32_t win,
+                             size_t nwin, const uint32_t *begin, const uint32_t *end, const float *vec);
 
 /* The cache file's path (borrowed). */
 const char *la_embed_cache_path(const la_embed_cache *c);

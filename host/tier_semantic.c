@@ -362,12 +362,14 @@ static la_status embed_cached(la_model *m, const la_semantic_opts *o, const char
     size_t H = la_model_dim(m), nm = 0, total = 0, *miss = malloc((n + 1) * sizeof *miss);
     const char **mt = malloc((n + 1) * sizeof *mt);
     size_t *ml = malloc((n + 1) * sizeof *ml);
-    la_status s = miss && mt && ml ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    unsigned char (*key)[LA_EMBED_CACHE_KEY] = malloc((n + 1) * sizeof *key); /* each text hashed once */
+    la_status s = miss && mt && ml && key ? LA_OK : la_error(LA_ENOMEM, "out of memory");
     for (size_t i = 0; s == LA_OK && i < n; i++) {
         size_t nw;
         const uint32_t *b, *e;
         const float *v;
-        if (la_embed_cache_get(c, texts[i], lens[i], want, &nw, &b, &e, &v)) {
+        la_embed_cache_key(texts[i], lens[i], key[i]);
+        if (la_embed_cache_get(c, key[i], want, &nw, &b, &e, &v)) {
             total += nw;
             continue;
         }
@@ -391,7 +393,7 @@ static la_status embed_cached(la_model *m, const la_semantic_opts *o, const char
         uint32_t zero = 0, len = (uint32_t)ml[j];
         uint32_t win = windows ? (k == 1 ? 0 : want)
                                : (la_model_count_tokens(m, mt[j], ml[j]) > la_model_window(m) ? want : 0);
-        s = la_embed_cache_put(c, mt[j], ml[j], win, k, mr.item ? mr.begin + first : &zero,
+        s = la_embed_cache_put(c, key[miss[j]], win, k, mr.item ? mr.begin + first : &zero,
                                mr.item ? mr.end + first : &len, mr.emb + first * H);
         total += k;
     }
@@ -407,7 +409,7 @@ static la_status embed_cached(la_model *m, const la_semantic_opts *o, const char
         size_t nw;
         const uint32_t *b, *e;
         const float *v;
-        if (!la_embed_cache_get(c, texts[i], lens[i], want, &nw, &b, &e, &v))
+        if (!la_embed_cache_get(c, key[i], want, &nw, &b, &e, &v))
             s = la_error(LA_EINTERNAL, "--cache: row %zu was neither cached nor computed", i);
         else
             s = append_windows(r, H, (uint32_t)i, nw, b, e, 2, v);
@@ -427,6 +429,7 @@ done:
     free(miss);
     free(mt);
     free(ml);
+    free(key);
     return s;
 }
 
