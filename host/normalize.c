@@ -298,9 +298,12 @@ static la_status norm_rows(void *ctx, int worker, size_t begin, size_t end)
     for (size_t i = begin; i < end; i++) {
         la_row *r = &j->rows[i];
         if (!r->text) continue;
-        size_t len;
-        la_status s = la_normalize_into(r->text, strlen(r->text), j->mode, &w->scratch, &w->cap, &len);
-        if (s == LA_OK) s = la_arena_strdup(&w->arena, w->scratch, len, &r->norm);
+        size_t len, tlen = strlen(r->text);
+        la_status s = la_normalize_into(r->text, tlen, j->mode, &w->scratch, &w->cap, &len);
+        /* text that normalization leaves as it is (already folded, or --normalize none) is not
+         * stored twice: norm is the text itself */
+        if (s == LA_OK && len == tlen && !memcmp(w->scratch, r->text, len)) r->norm = r->text;
+        else if (s == LA_OK) s = la_arena_strdup(&w->arena, w->scratch, len, &r->norm);
         if (s != LA_OK) {
             /* the message is this thread's; the caller reports it from its own */
             snprintf(w->err, sizeof w->err, "%s", la_last_error());
