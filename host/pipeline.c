@@ -94,6 +94,10 @@ static la_status check_shard(const la_audit_job *j)
                      : j->today != LA_NO_DATE ? "--today" : NULL;
     if (no)
         return la_error(LA_EINVAL, "--shard: give %s to leakaudit merge, which writes the report it applies to", no);
+    for (size_t k = 0; k < j->cli.ninputs; k++)
+        if (j->cli.inputs[k].path && !strcmp(j->cli.inputs[k].path, "-"))
+            return la_error(LA_EINVAL, "--shard: leakaudit merge reads the inputs again, which standard input cannot "
+                                       "give: write it to a file first");
     if (j->near.enabled && j->near.p.within)
         return la_error(LA_EINVAL, "--shard: --within pairs rows of one partition, which the shards of the seen side "
                                    "do not see together: audit --within without --shard");

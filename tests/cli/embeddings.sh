@@ -4,23 +4,6 @@
 # a message naming the file (and the row) and writes nothing.
 source "$(dirname "$0")/lib.bash"
 
-# write_npy FILE DTYPE ROWS...: a C-order 2-D .npy (format 1.0) from rows of numbers, stdlib only
-write_npy() {
-  python3 - "$@" <<'PY'
-import struct, sys
-path, dtype, rows = sys.argv[1], sys.argv[2], [list(map(float, r.split(","))) for r in sys.argv[3:]]
-cols = len(rows[0]) if rows else 0
-hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }" % (dtype, len(rows), cols)
-hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
-fmt = {"<f4": "<f", "<f2": "<e", "<f8": "<d", "<i4": "<i"}[dtype]
-with open(path, "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-    for r in rows:
-        for x in r:
-            f.write(struct.pack(fmt, int(x) if fmt == "<i" else x))
-PY
-}
-
 cat >dev.jsonl <<'J'
 {"id":"d1","text":"How long does the kettle take to boil?"}
 {"id":"d2","text":"Sam bought three apples and ate one; how many remain?"}

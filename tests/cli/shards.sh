@@ -180,6 +180,56 @@ mkdir -p elsewhere
     fail "a merge in another folder, with relative input paths, should say where to run it"
 [ ! -e bad ] && [ ! -e elsewhere/bad ] || fail "a refused merge should write nothing"
 
+check "vectors brought in (.npy files and a JSON field): 3 shards merged write the same files"
+python3 - <<'PY'
+import json, random
+rnd = random.Random(5)
+test = {json.loads(l)["id"]: None for l in open("test.jsonl")}
+def unit(v):
+    n = sum(x * x for x in v) ** 0.5
+    return [x / n for x in v]
+vec = {t: unit([rnd.gauss(0, 1) for _ in range(16)]) for t in test}
+for name in ("dev", "train", "test"):
+    rows = [json.loads(l) for l in open(name + ".jsonl")]
+    out = []
+    for r in rows:
+        if r["id"] in vec:
+            v = vec[r["id"]]
+        elif r["id"].startswith(("near", "quote")):  # the copies point close to their source
+            v = unit([x + rnd.gauss(0, 0.05) for x in vec["t%03d" % int(r["id"][-2:])]])
+        else:
+            v = unit([rnd.gauss(0, 1) for _ in range(16)])
+        out.append(v)
+        r["vec"] = v
+    with open(name + "_vec.jsonl", "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows))
+    with open(name + ".rows", "w") as f:
+        f.write("".join(",".join("%.7f" % x for x in v) + "\n" for v in out))
+PY
+for p in dev train test; do write_npy "$p.npy" "<f4" $(cat "$p.rows"); done
+V=(--part dev=dev.jsonl --part train=train.jsonl --test test.jsonl --embeddings dev=dev.npy --embeddings train=train.npy
+   --embeddings test=test.npy --near off --threads 2 -q)
+F=(--part dev=dev_vec.jsonl --part train=train_vec.jsonl --test test_vec.jsonl --embedding-field vec --near off
+   --threads 2 -q)
+for kind in V F; do
+    declare -n args=$kind
+    la audit "${args[@]}" --out "vfull$kind"
+    vrc=$rc
+    [ "$(grep -c semantic "vfull$kind/pairs.jsonl")" -ge 30 ] || fail "the planted vectors should give semantic links"
+    for i in 0 1 2; do
+        la audit "${args[@]}" --shard "$i/3" --out "vs$kind/$i"
+        expect_rc 0 "vectors shard $i"
+    done
+    la merge --out "vm$kind" -q "vs$kind/0" "vs$kind/1" "vs$kind/2"
+    expect_rc "$vrc" "vectors merge"
+    same_outputs "vfull$kind" "vm$kind"
+done
+
+check "standard input is refused: merge could not read it again"
+la audit --dev - --test test.jsonl --embed none --shard 0/2 --out bad <dev.jsonl
+expect_rc 2 "--shard with standard input"
+expect_has err.txt "standard input"
+
 check "merge takes --baseline and --fail-on-new like audit"
 la merge --out again --baseline full --fail-on-new -q s3/2 s3/0 s3/1
 expect_rc 0 "no link is new against the unsharded run"
