@@ -235,6 +235,43 @@ la merge --out again --baseline full --fail-on-new -q s3/2 s3/0 s3/1
 expect_rc 0 "no link is new against the unsharded run"
 expect_has again/report.json '"links": {"new": 0,'
 
+check "docker/slurm-shards.sh: its array and merge jobs, run by a stand-in for sbatch, write the unsharded reports"
+mkdir -p stub reports
+ln -sf "$LEAKAUDIT" stub/leakaudit
+cat >stub/sbatch <<'SH'
+#!/usr/bin/env bash
+# Runs what sbatch would queue, at once: each array task with Slurm's variables, then the rest.
+array="" wrap=""
+for a in "$@"; do
+    case "$a" in
+    --array=*) array=${a#--array=} ;;
+    --wrap=*) wrap=${a#--wrap=} ;;
+    esac
+done
+if [ -n "$array" ]; then
+    lo=${array%-*} hi=${array#*-}
+    for ((i = lo; i <= hi; i++)); do
+        SLURM_ARRAY_JOB_ID=4242 SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=$lo SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1)) \
+            bash -c "$wrap" || exit 1
+    done
+    echo "4242;cluster"
+else
+    SLURM_JOB_ID=4243 bash -c "$wrap"
+    echo $? >"$STUB_RC"
+    echo 4243
+fi
+SH
+chmod +x stub/sbatch
+export STUB_RC="$PWD/merge.rc"
+PATH="$PWD/stub:$PATH" bash "$SRC/docker/slurm-shards.sh" "$PWD/train.jsonl" "$PWD/test.jsonl" "$PWD/reports" 4 \
+    --embed lexical --cutoff 2026-07-01 >slurm.txt ||
+    fail "slurm-shards.sh failed: $(cat slurm.txt)"
+run_dir=$(ls -d reports/audit-*-4242 | grep -v '\.shards$')
+[ "$(ls "$run_dir.shards")" = "$(printf '0\n1\n2\n3')" ] || fail "four shard folders expected: $(ls "$run_dir.shards")"
+la audit --part train="$PWD/train.jsonl" --test "$PWD/test.jsonl" --embed lexical --cutoff 2026-07-01 -q --out slurm-full
+[ "$(cat merge.rc)" -eq "$rc" ] || fail "the merge job should exit as the unsharded audit does ($rc): $(cat merge.rc)"
+same_outputs slurm-full "$run_dir"
+
 if "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2 (default)"; then
     check "with the sentence encoder over long texts (windows), 3 shards merged write the same files"
     head -n 12 test.jsonl >mt.jsonl
