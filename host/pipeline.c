@@ -267,15 +267,30 @@ static la_status load_stage(const la_audit_job *j, la_audit_state *st)
     return check_sides(st->table, st->heldout);
 }
 
+/* The near tier's phases as progress stages of their own ("near copies: signatures", ...). */
+static void near_phase_begins(void *ctx, const char *phase, size_t total, const char *unit)
+{
+    char stage[64];
+    snprintf(stage, sizeof stage, "near copies: %s", phase);
+    la_progress_begin(ctx, stage, total, unit, 0);
+}
+
+static void near_phase_adds(void *ctx, size_t n) { la_progress_add(ctx, n); }
+
 /* The near and semantic tiers, their backend ops through st->exec; what ran is logged per stage,
  * and a device that fails during the run falls back under auto with the reason in the report. */
 static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st, double *since)
 {
     if (j->near.enabled) {
-        stage_begin(st, "near copies", "rows");
+        st->stage_links = st->pairs.n; /* the tier's phases are the progress stages (near_phase_begins) */
         la_near_opts_cli near = j->near;
         near.p.exec = &st->exec;
         near.p.skip = st->skip;
+        if (st->progress) {
+            near.p.phase_begins = near_phase_begins;
+            near.p.phase_adds = near_phase_adds;
+            near.p.progress_ctx = st->progress;
+        }
         near.partial = st->skip ? &st->partial : NULL;
         LA_TRY(la_tier_near(&near, st->table, st->heldout, j->cli.threads, &st->pairs, &st->near));
         st->sections[st->nsections++] = (la_report_section){"near", st->near.json.p, st->near.md.p, NULL};

@@ -52,6 +52,9 @@ void la_near_params_default(la_near_params *p)
     p->threads = 0;
     p->exec = NULL;
     p->skip = NULL;
+    p->phase_begins = NULL;
+    p->phase_adds = NULL;
+    p->progress_ctx = NULL;
 }
 
 enum { SRC_LSH = 1, SRC_SIM = 2, SRC_CON = 4 };
@@ -153,6 +156,16 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 1;
 }
 
+static void phase_begins(const near_ctx *c, const char *phase, size_t total, const char *unit)
+{
+    if (c->p.phase_begins) c->p.phase_begins(c->p.progress_ctx, phase, total, unit);
+}
+
+static void phase_adds(const near_ctx *c, size_t n)
+{
+    if (c->p.phase_adds) c->p.phase_adds(c->p.progress_ctx, n);
+}
+
 /* Sorted multiset of row i's shingles in *buf; returns the count, or (size_t)-1 when out of memory. */
 static size_t shingle_row(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap)
 {
@@ -210,6 +223,7 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
             for (size_t k = 0; k < n; k++) atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
         if (skip) c->nsh[i] = 0, c->mcnt[j] = 0; /* counted in the frequencies, and no further */
     }
+    phase_adds(c, end - begin);
     return LA_OK;
 }
 
@@ -511,6 +525,7 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
     for (size_t i = begin; i < end; i++)
         if (c->nsh[i] && !probe_row(c, &c->sc[worker], (uint32_t)i))
             return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+    phase_adds(c, end - begin);
     return LA_OK;
 }
 
@@ -548,6 +563,7 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
         c->res[k] = p;
         c->keep[k] = 1;
     }
+    phase_adds(c, end - begin);
     return LA_OK;
 }
 
@@ -628,6 +644,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
             return la_error(LA_ENOMEM, "near: out of memory for the containment counters of %zu rows", n);
 
     double t0 = la_now();
+    phase_begins(c, "signatures", n, "rows");
     LA_TRY(sign_rows(c));
     for (size_t i = 0; i < n; i++) {
         st->rows_signed += c->nsh[i] != 0;
@@ -649,6 +666,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
         LA_TRY(build_filter(c));
     }
+    phase_begins(c, "candidates", n, "rows");
     LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
     size_t total = 0;
     for (int i = 0; i < c->nthreads; i++) total += c->sc[i].nc;
@@ -681,6 +699,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     c->res = la_malloc_n(w, sizeof *c->res);
     c->keep = la_malloc_n(w, 1);
     if (!c->res || !c->keep) return la_error(LA_ENOMEM, "near: out of memory verifying %zu candidates", w);
+    phase_begins(c, "verification", w, "candidates");
     LA_TRY(la_parallel_for(c->nthreads, w, 64, verify, c));
     size_t kept = 0;
     for (size_t i = 0; i < w; i++) kept += c->keep[i];

@@ -46,6 +46,11 @@ typedef struct la_near_params {
     int threads;                   /* worker threads; 0 = online CPUs */
     la_exec *exec;                 /* where the signature, band key and bucket ops run, logged per
                                       stage (dispatch.h); NULL = the CPU reference. Borrowed. */
+    /* Progress, or NULL: a phase begins ("signatures", "candidates" over rows, "verification" over
+     * candidates) with its total, then its units as they are done (from any worker thread). */
+    void (*phase_begins)(void *ctx, const char *phase, size_t total, const char *unit);
+    void (*phase_adds)(void *ctx, size_t n);
+    void *progress_ctx;
     const uint8_t *skip;           /* NULL, or one flag per row: a flagged row still counts in the
                                       shingle frequencies the containment samples are drawn from, but
                                       is not signed, bucketed, probed or paired (a shard of the seen

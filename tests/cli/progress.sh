@@ -13,7 +13,8 @@ python3 - err.txt <<'PY' || fail "progress lines"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 stages = [l["stage"] for l in lines if l["progress"] == "end"]
-want = ["read", "normalize", "exact, family and time links", "near copies", "semantic copies", "grades and decisions", "write"]
+want = ["read", "normalize", "exact, family and time links", "near copies: signatures", "near copies: candidates",
+        "near copies: verification", "semantic copies", "grades and decisions", "write"]
 assert stages == want, stages
 begun = [l["stage"] for l in lines if l["progress"] == "begin"]
 assert begun == want, begun
@@ -21,12 +22,18 @@ read = [l for l in lines if l["stage"] == "read" and l["progress"] == "end"][0]
 assert read["total"] == 2 and read["bytes"] > 0 and read["note"].endswith(" rows"), read
 norm = [l for l in lines if l["stage"] == "normalize" and l["progress"] == "end"][0]
 assert norm["done"] == norm["total"] == 1307, norm
+end = {l["stage"]: l for l in lines if l["progress"] == "end"}
+for phase in ("signatures", "candidates"):
+    e = end["near copies: " + phase]
+    assert e["unit"] == "rows" and e["done"] == e["total"] == 1307, e
+v = end["near copies: verification"]
+assert v["unit"] == "candidates" and v["done"] == v["total"] > 0 and v["note"].endswith(" links"), v
 PY
 
 check "--progress always: plain lines; the outputs are those of --progress never"
 la audit "${args[@]}" --progress always --out always
 expect_rc 1
-expect_has err.txt "leakaudit audit: near copies: 1,307 rows in "
+expect_has err.txt "leakaudit audit: near copies: signatures: 1,307 rows in "
 la audit "${args[@]}" --progress never --out never
 expect_rc 1
 [ ! -s err.txt ] || fail "--progress never wrote to stderr: $(cat err.txt)"
