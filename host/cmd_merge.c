@@ -109,8 +109,11 @@ static int rebuild_job(const la_partial *m, const merge_opts *o, la_audit_job *j
     for (size_t k = 0; k < m->argc; k++) argv[k + 1] = m->argv[k];
     int rc = la_cli_parse(&job->cli, (int)n, argv, la_audit_options, "%s", la_audit_job_option, job);
     if (rc >= 0) return rc;
-    /* the shards' --shard and --out are not kept; the merge's own options take their place */
+    /* the shards' --shard and --out are not kept; the merge's own options take their place. The
+     * merge runs no backend op (the shards did), so a --backend gpu of GPU nodes' shards does not
+     * need a device here; report.json says what the shards ran on. */
     job->shard.count = 0;
+    job->backend = LA_BACKEND_CPU;
     job->cli.out = o->out ? o->out : job->cli.out;
     job->cli.quiet = o->quiet;
     job->baseline = o->baseline;
