@@ -118,6 +118,9 @@ la_status la_options_set(la_options *o, const char *name, const char *value)
     if (opt->has_arg == required_argument && !value) return la_error(LA_EINVAL, "--%s: a value is required", name);
     if (opt->has_arg == no_argument) value = NULL;
     if (!strcmp(name, "out")) return LA_OK; /* la_result_write takes the folder */
+    if (!strcmp(name, "shard"))
+        return la_error(LA_EINVAL, "--shard: sharded audits are run by the program (leakaudit audit --shard I/N, then "
+                                   "leakaudit merge), which keeps the arguments the merge needs");
     const char *arg = NULL;
     if (value) LA_TRY(keep(o, value, &arg));
     int handled = 0;

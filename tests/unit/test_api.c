@@ -59,6 +59,8 @@ static void test_options_refused(void **state)
     assert_int_equal(la_options_new(&o), LA_OK);
     assert_int_equal(la_options_set(o, "no-such-option", "1"), LA_EINVAL);
     assert_non_null(strstr(la_last_error(), "no-such-option"));
+    assert_int_equal(la_options_set(o, "shard", "0/2"), LA_EINVAL); /* the program's: merge needs its arguments */
+    assert_non_null(strstr(la_last_error(), "leakaudit merge"));
     assert_int_equal(la_options_set(o, "fail-on", "exactly"), LA_EINVAL);
     assert_non_null(strstr(la_last_error(), "--fail-on 'exactly': unknown kind"));
     assert_int_equal(la_options_set(o, "cutoff", NULL), LA_EINVAL);
