@@ -12,6 +12,9 @@
 
 #include "input.h"
 #include "la_alloc.h"
+#include "near_kernels.h"
+#include "shingle_core.h"
+#include "simtile_core.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,7 +26,6 @@
 #define MAGIC "leakaudit shard\n"
 #define FORMAT 1
 #define NO_STR UINT64_MAX
-#define NONE UINT32_MAX /* an empty place in a nearest list (LA_SEMANTIC_NONE) */
 
 /* ---- slices ------------------------------------------------------------------------------------ */
 
@@ -102,16 +104,7 @@ la_status la_shard_parse(const char *arg, la_shard *out)
 
 uint32_t la_shard_of(const char *part, const char *id, uint32_t count)
 {
-    /* FNV-1a over "part\0id", finished with a 64-bit mix so that consecutive ids spread evenly */
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const unsigned char *s = (const unsigned char *)part; *s; s++) h = (h ^ *s) * 0x100000001b3ull;
-    h = (h ^ 0u) * 0x100000001b3ull;
-    for (const unsigned char *s = (const unsigned char *)id; *s; s++) h = (h ^ *s) * 0x100000001b3ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
+    uint64_t h = la_mix64(la_cpu_hash_bytes(part, strlen(part)) ^ la_rotl64(la_cpu_hash_bytes(id, strlen(id)), 29));
     return count ? (uint32_t)(h % count) : 0;
 }
 
@@ -654,7 +647,7 @@ static void decode(reader *r, la_partial *p)
     for (size_t i = 0; i < nn * k; i++) {
         seen[i] = get_u32(r);
         cos[i] = get_f32(r);
-        if (seen[i] != NONE && seen[i] >= p->nrows) r->bad = 1;
+        if (seen[i] != LA_SIMTILE_NONE && seen[i] >= p->nrows) r->bad = 1;
     }
     get_stages(r, s->stages, &s->nstages);
     p->sem_windowed_heldout = (size_t)get_u64(r);
@@ -767,22 +760,8 @@ static int cmp_window(const void *x, const void *y)
     return (p->a > q->a) - (p->a < q->a);
 }
 
-/* Insert (x, c) into a list of k sorted best first: higher cosine first, then the lower row, the
- * order of the similarity tiles (kernels/simtile_core.h), so the lists are the unsharded ones. */
-static void top_insert(uint32_t *idx, float *cos, uint32_t k, uint32_t x, float c)
-{
-    if (!k || !(c > cos[k - 1] || (c == cos[k - 1] && x < idx[k - 1]))) return;
-    uint32_t i = k - 1;
-    while (i > 0 && (c > cos[i - 1] || (c == cos[i - 1] && x < idx[i - 1]))) {
-        idx[i] = idx[i - 1];
-        cos[i] = cos[i - 1];
-        i--;
-    }
-    idx[i] = x;
-    cos[i] = c;
-}
-
-/* Every held-out row's k nearest: the best of the shards' lists. */
+/* Every held-out row's k nearest: the best of the shards' lists, in the tiles' order (higher
+ * cosine, then the lower row), so the lists are the unsharded ones. */
 static void merge_nearest(const la_partial *v, size_t n, uint32_t *seen, float *cos)
 {
     const la_semantic_report *f = &v[0].sem;
@@ -790,14 +769,14 @@ static void merge_nearest(const la_partial *v, size_t n, uint32_t *seen, float *
     for (size_t i = 0; i < f->nnearest; i++) {
         uint32_t *si = seen + i * k;
         float *ci = cos + i * k;
-        for (uint32_t j = 0; j < k; j++) si[j] = NONE, ci[j] = -INFINITY;
+        for (uint32_t j = 0; j < k; j++) si[j] = LA_SIMTILE_NONE, ci[j] = -INFINITY;
         for (size_t s = 0; s < n; s++)
             for (uint32_t j = 0; j < k; j++) {
                 uint32_t x = v[s].sem.nearest_seen[i * k + j];
-                if (x != NONE) top_insert(si, ci, k, x, v[s].sem.nearest_cosine[i * k + j]);
+                if (x != LA_SIMTILE_NONE) la_simtile_topk_insert(si, ci, k, x, v[s].sem.nearest_cosine[i * k + j]);
             }
         for (uint32_t j = 0; j < k; j++)
-            if (si[j] == NONE) ci[j] = NAN;
+            if (si[j] == LA_SIMTILE_NONE) ci[j] = NAN;
     }
 }
 
