@@ -536,11 +536,13 @@ la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, 
     return LA_OK;
 }
 
-/* Texts embedded as more than one window. */
-static size_t texts_windowed(const embed_run *r)
+/* Texts embedded as more than one window: all of them (rows NULL), or those of partition part. */
+static size_t texts_windowed(const embed_run *r, const la_row *rows, uint32_t part)
 {
     size_t k = 0;
-    for (size_t w = 1; r->item && w < r->nwin; w++) k += r->item[w] == r->item[w - 1] && (w < 2 || r->item[w - 2] != r->item[w]);
+    for (size_t w = 1; r->item && w < r->nwin; w++)
+        k += r->item[w] == r->item[w - 1] && (w < 2 || r->item[w - 2] != r->item[w]) &&
+             (!rows || rows[r->item[w]].part == part);
     return k;
 }
 
@@ -751,15 +753,6 @@ static la_status gather_rows(embed_run *r, const uint32_t *map, size_t m)
     return LA_OK;
 }
 
-/* Texts of the held-out partition embedded as more than one window. */
-static size_t heldout_windowed(const embed_run *r, const la_table *t, uint32_t heldout)
-{
-    const la_row *rows = la_table_rows_const(t);
-    size_t k = 0;
-    for (size_t w = 1; r->item && w < r->nwin; w++)
-        k += r->item[w] == r->item[w - 1] && (w < 2 || r->item[w - 2] != r->item[w]) && rows[r->item[w]].part == heldout;
-    return k;
-}
 
 /* A shard searches exactly, whatever the size of its slice, as the unsharded run would: auto
  * decides from every seen row, and the approximate index is refused (its cells depend on the slice). */
@@ -768,14 +761,12 @@ static la_status shard_method(const la_table *t, uint32_t heldout, size_t dim, l
     size_t nq = 0, n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
     for (size_t i = 0; i < n; i++) nq += rows[i].part == heldout;
-    int ivf = p->method == LA_SEMANTIC_FAISS_IVF ||
-              (p->method == LA_SEMANTIC_AUTO && !(p->exec && p->exec->be->device) && p->approx_above > 0 &&
-               (double)nq * (double)(n - nq) * (double)dim > p->approx_above && la_semantic_have_faiss());
-    if (ivf)
+    int method = la_semantic_method_for(p, nq, n - nq, dim); /* from every seen row, as unsharded */
+    if (method == LA_SEMANTIC_FAISS_IVF)
         return la_error(LA_EINVAL, "--shard: the approximate index (faiss-ivf%s) depends on the rows of each shard, "
                                    "so the shards would not add up to one audit: give --semantic-method tiles or faiss",
                         p->method == LA_SEMANTIC_AUTO ? ", which auto picks at this size" : "");
-    if (p->method == LA_SEMANTIC_AUTO) p->method = LA_SEMANTIC_TILES;
+    p->method = method;
     return LA_OK;
 }
 
@@ -846,7 +837,8 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     for (size_t k = 0; s == LA_OK && st_own && k < nn.n; k++) nn.row[k] = map[nn.row[k]];
     for (size_t k = 0; s == LA_OK && st_own && k < nn.n * nn.k; k++)
         if (nn.seen[k] != LA_SEMANTIC_NONE) nn.seen[k] = map[nn.seen[k]];
-    size_t windowed = texts_windowed(&run), windowed_held = heldout_windowed(&run, t, heldout);
+    size_t windowed = texts_windowed(&run, NULL, 0),
+           windowed_held = texts_windowed(&run, la_table_rows_const(t), heldout);
     la_pairs_free(&own);
     if (s != LA_OK) {
         free(hits);

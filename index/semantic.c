@@ -404,6 +404,15 @@ done:
 }
 #endif /* LA_HAVE_FAISS */
 
+int la_semantic_method_for(const la_semantic_params *p, size_t nq, size_t ns, size_t dim) {
+    if (p->method != LA_SEMANTIC_AUTO) return p->method;
+    double work = (double)nq * (double)ns * (double)dim;
+    int device = p->exec && p->exec->be->device;
+    return !device && p->approx_above > 0 && work > p->approx_above && la_semantic_have_faiss()
+               ? LA_SEMANTIC_FAISS_IVF
+               : LA_SEMANTIC_TILES;
+}
+
 static la_status find(const la_table *t, uint32_t heldout_part, const float *emb, float *own, size_t dim,
                       const la_semantic_params *p, la_pairs *out, la_semantic_nearest *nearest,
                       la_semantic_stats *stats);
@@ -436,15 +445,7 @@ static la_status find(const la_table *t, uint32_t heldout_part, const float *emb
     sides sd;
     LA_TRY(own ? sides_inplace(t, heldout_part, own, dim, &sd) : sides_gather(t, heldout_part, emb, dim, &sd));
 
-    int method = p->method;
-    if (method == LA_SEMANTIC_AUTO) {
-        double work = (double)sd.nq * (double)sd.ns * (double)dim;
-        int device = p->exec && p->exec->be->device;
-        method = !device && p->approx_above > 0 && work > p->approx_above &&
-                         la_semantic_have_faiss()
-                     ? LA_SEMANTIC_FAISS_IVF
-                     : LA_SEMANTIC_TILES;
-    }
+    int method = la_semantic_method_for(p, sd.nq, sd.ns, dim);
     la_status st = LA_OK;
     la_simtile_hits hits = {0};
     uint32_t k = p->topk;

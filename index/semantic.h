@@ -103,6 +103,10 @@ la_status la_semantic_find(const la_table *t, uint32_t heldout_part, const float
                            la_semantic_nearest *nearest /* OUT */,
                            la_semantic_stats *stats /* OUT */);
 
+/* The method p asks for, with auto decided for nq held-out and ns seen rows of dim dimensions:
+ * the exact tiles, or the IVF index past p->approx_above on the CPU when FAISS is built in. */
+int la_semantic_method_for(const la_semantic_params *p, size_t nq, size_t ns, size_t dim);
+
 /* The same without copying the vectors: emb's rows are reordered in place (held-out rows first),
  * so the caller must not read emb afterwards except to free it. Same pairs, lists and stats. */
 la_status la_semantic_find_inplace(const la_table *t, uint32_t heldout_part, float *emb, size_t dim,
