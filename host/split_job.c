@@ -173,7 +173,7 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
     p.threads = threads;
     la_simtile_hits hits = {0};
     size_t rescored = 0;
-    la_status s = n ? la_exec_simtile(x, "semantic_tiles", emb, n, emb, n, dim, &p, &hits, NULL, NULL, &rescored) : LA_OK;
+    la_status s = n ? la_exec_simtile(x, "semantic_tiles", emb, n, emb, n, dim, 0, &p, &hits, NULL, NULL, &rescored) : LA_OK;
     free(emb);
     for (size_t k = 0; s == LA_OK && k < hits.n; k++) {
         if (hits.v[k].q >= hits.v[k].s) continue; /* each pair once, never a row with itself */

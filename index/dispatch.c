@@ -183,6 +183,7 @@ la_status la_exec_sort_keys(la_exec *x, const char *stage, la_key_row *e, size_t
 typedef struct tile_args {
     const float *Q, *S;
     size_t nq, ns, d;
+    uint32_t s_offset;
     const la_simtile_params *p;
     la_simtile_hits *hits;
     uint32_t *top_idx;
@@ -193,13 +194,13 @@ typedef struct tile_args {
 static la_status call_simtile(const la_backend *be, const void *args, size_t d0, size_t d1)
 {
     const tile_args *a = args;
-    return be->simtile(be, a->Q, a->nq, a->S, a->ns, a->d, a->p, a->hits, a->top_idx, a->top_cos, a->rescored);
+    return be->simtile(be, a->Q, a->nq, a->S, a->ns, a->d, a->s_offset, a->p, a->hits, a->top_idx, a->top_cos, a->rescored);
 }
 
 la_status la_exec_simtile(la_exec *x, const char *stage, const float *Q, size_t nq, const float *S, size_t ns,
-                          size_t d, const la_simtile_params *p, la_simtile_hits *hits, uint32_t *top_idx,
-                          float *top_cos, size_t *rescored)
+                          size_t d, uint32_t s_offset, const la_simtile_params *p, la_simtile_hits *hits,
+                          uint32_t *top_idx, float *top_cos, size_t *rescored)
 {
-    tile_args a = {Q, S, nq, ns, d, p, hits, top_idx, top_cos, rescored};
+    tile_args a = {Q, S, nq, ns, d, s_offset, p, hits, top_idx, top_cos, rescored};
     return run(x, stage, call_simtile, &a, nq, 0, (double)nq * (double)ns, (double)(nq + ns) * d * sizeof(float));
 }

@@ -72,7 +72,7 @@ la_status la_exec_lsh_keys(la_exec *x, const char *stage, const uint32_t *sig, s
                            int rows, uint64_t *keys /* OUT */);
 la_status la_exec_sort_keys(la_exec *x, const char *stage, la_key_row *e, size_t n);
 la_status la_exec_simtile(la_exec *x, const char *stage, const float *Q, size_t nq, const float *S, size_t ns,
-                          size_t d, const la_simtile_params *p, la_simtile_hits *hits /* OUT: appended */,
+                          size_t d, uint32_t s_offset, const la_simtile_params *p, la_simtile_hits *hits /* OUT: appended */,
                           uint32_t *top_idx /* IN/OUT */, float *top_cos /* IN/OUT */, size_t *rescored /* OUT */);
 
 #ifdef __cplusplus

@@ -37,6 +37,7 @@ void la_semantic_params_default(la_semantic_params *p) {
     p->ivf_nlist = 0;
     p->ivf_nprobe = 0;
     p->approx_above = LA_SEMANTIC_APPROX_ABOVE;
+    p->approx_max_bytes = 0;
     p->exec = NULL;
 }
 
@@ -284,11 +285,156 @@ static la_status run_tiles(const sides *sd, const la_semantic_params *p, la_simt
         la_exec_init(&local, &la_backend_cpu, NULL, p->threads);
         x = &local;
     }
-    LA_TRY(la_exec_simtile(x, "semantic_tiles", sd->Q, sd->nq, sd->S, sd->ns, sd->d, &tp, hits, top_idx,
+    LA_TRY(la_exec_simtile(x, "semantic_tiles", sd->Q, sd->nq, sd->S, sd->ns, sd->d, 0, &tp, hits, top_idx,
                            top_cos, rescored));
     const la_stage *st = la_exec_stage(x, "semantic_tiles");
     *on_gpu = st && st->device;
     if (st) snprintf(fallback, fallback_size, "%s", st->fallback);
+    return LA_OK;
+}
+
+/* ---- the tiles with the seen side in batches ---- */
+
+struct la_semantic_stream {
+    la_semantic_params p;
+    la_simtile_params tp;
+    sides sd;           /* Q and qrow borrowed/copied at begin; srow grows with every row added */
+    size_t cap_srow;
+    float *buf;         /* rows waiting for a whole batch of tiles */
+    size_t nbuf, cap;   /* rows in buf, and its capacity (a multiple of LA_SIMTILE_BLOCK_S) */
+    la_simtile_hits hits;
+    uint32_t *top_idx;
+    float *top_cos;
+    size_t rescored;
+    double seconds;
+    int on_gpu;
+    char fallback[sizeof ((la_semantic_stats *)0)->fallback];
+};
+
+static int stream_hit_cmp(const void *x, const void *y) {
+    const la_simtile_hit *a = x, *b = y;
+    if (a->q != b->q) return a->q < b->q ? -1 : 1;
+    return a->s < b->s ? -1 : a->s > b->s;
+}
+
+void la_semantic_stream_free(la_semantic_stream *s) {
+    if (!s) return;
+    free(s->sd.qrow);
+    free(s->sd.srow);
+    free(s->buf);
+    free(s->top_idx);
+    free(s->top_cos);
+    la_simtile_hits_free(&s->hits);
+    free(s);
+}
+
+la_status la_semantic_stream_begin(const float *Q, const uint32_t *qid, size_t nq, size_t dim, size_t batch_rows,
+                                   const la_semantic_params *p, la_semantic_stream **out) {
+    *out = NULL;
+    if (!p || (nq && (!Q || !qid)) || dim == 0 || dim > INT32_MAX)
+        return la_error(LA_EINVAL, "semantic: bad arguments");
+    if (!(p->threshold > 0.0 && p->threshold <= 1.0))
+        return la_error(LA_EINVAL, "semantic threshold %g: expected a cosine in (0, 1]", p->threshold);
+    if (p->topk < 1 || p->topk > 1024)
+        return la_error(LA_EINVAL, "semantic: topk %u: expected 1..1024", p->topk);
+    la_semantic_stream *s = calloc(1, sizeof *s);
+    if (!s) return la_error(LA_ENOMEM, "semantic: out of memory");
+    s->p = *p;
+    la_simtile_params_default(&s->tp);
+    s->tp.threshold = (float)p->threshold;
+    s->tp.topk = p->topk;
+    s->tp.threads = p->threads;
+    s->sd.Q = (float *)Q;
+    s->sd.nq = nq;
+    s->sd.d = dim;
+    s->sd.borrowed = 1;
+    s->cap = (batch_rows + LA_SIMTILE_BLOCK_S - 1) / LA_SIMTILE_BLOCK_S * LA_SIMTILE_BLOCK_S;
+    if (s->cap < LA_SIMTILE_BLOCK_S) s->cap = LA_SIMTILE_BLOCK_S;
+    s->sd.qrow = la_malloc_n(nq + 1, sizeof *s->sd.qrow);
+    s->buf = la_malloc_nm(s->cap, dim, sizeof *s->buf);
+    s->top_idx = la_malloc_nm(nq + 1, p->topk, sizeof *s->top_idx);
+    s->top_cos = la_malloc_nm(nq + 1, p->topk, sizeof *s->top_cos);
+    if (!s->sd.qrow || !s->buf || !s->top_idx || !s->top_cos) {
+        la_semantic_stream_free(s);
+        return la_error(LA_ENOMEM, "semantic: out of memory for a batch of %zu x %zu vectors", batch_rows, dim);
+    }
+    if (nq) memcpy(s->sd.qrow, qid, nq * sizeof *qid);
+    la_simtile_top_init(s->top_idx, s->top_cos, nq, p->topk);
+    *out = s;
+    return LA_OK;
+}
+
+/* The waiting rows through the tiles, as seen rows sd.ns - nbuf .. sd.ns - 1. */
+static la_status stream_flush(la_semantic_stream *s) {
+    if (!s->nbuf) return LA_OK;
+    la_status st = LA_OK;
+    if (s->sd.nq) {
+        la_exec local, *x = s->p.exec;
+        if (!x) {
+            la_exec_init(&local, &la_backend_cpu, NULL, s->p.threads);
+            x = &local;
+        }
+        double t0 = la_now();
+        size_t rescored = 0;
+        st = la_exec_simtile(x, "semantic_tiles", s->sd.Q, s->sd.nq, s->buf, s->nbuf, s->sd.d,
+                             (uint32_t)(s->sd.ns - s->nbuf), &s->tp, &s->hits, s->top_idx, s->top_cos, &rescored);
+        s->seconds += la_now() - t0;
+        s->rescored += rescored;
+        const la_stage *stg = la_exec_stage(x, "semantic_tiles");
+        if (stg) {
+            s->on_gpu = stg->device;
+            snprintf(s->fallback, sizeof s->fallback, "%s", stg->fallback);
+        }
+    }
+    s->nbuf = 0;
+    return st;
+}
+
+la_status la_semantic_stream_add(la_semantic_stream *s, const float *S, const uint32_t *sid, size_t ns) {
+    if (ns && (!S || !sid)) return la_error(LA_EINVAL, "semantic: bad arguments");
+    if ((uint64_t)s->sd.ns + ns > UINT32_MAX) return la_error(LA_EINVAL, "semantic: more than 2^32 seen rows");
+    if (s->sd.ns + ns > s->cap_srow) {
+        size_t cap = s->cap_srow ? s->cap_srow : 1024;
+        while (cap < s->sd.ns + ns) cap *= 2;
+        uint32_t *v = la_realloc_n(s->sd.srow, cap, sizeof *v);
+        if (!v) return la_error(LA_ENOMEM, "semantic: out of memory");
+        s->sd.srow = v;
+        s->cap_srow = cap;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        if (s->sd.ns && sid[i] <= s->sd.srow[s->sd.ns - 1])
+            return la_error(LA_EINVAL, "semantic: seen rows must be added in ascending order");
+        memcpy(s->buf + s->nbuf * s->sd.d, S + i * s->sd.d, s->sd.d * sizeof *S);
+        s->sd.srow[s->sd.ns++] = sid[i];
+        if (++s->nbuf == s->cap) LA_TRY(stream_flush(s));
+    }
+    return LA_OK;
+}
+
+la_status la_semantic_stream_end(la_semantic_stream *s, la_pairs *out, la_semantic_nearest *nearest,
+                                 la_semantic_stats *stats) {
+    if (nearest) memset(nearest, 0, sizeof *nearest);
+    LA_TRY(stream_flush(s));
+    /* each batch's hits are in (q, s) order: all of them in that order, as one call gives them */
+    if (s->hits.n > 1) qsort(s->hits.v, s->hits.n, sizeof *s->hits.v, stream_hit_cmp);
+    size_t before = out->n;
+    la_status st = emit(&s->sd, &s->hits, s->p.topk, s->top_idx, s->top_cos, out, nearest);
+    if (st != LA_OK) {
+        out->n = before;
+        return st;
+    }
+    if (stats) {
+        stats->method = "tiles";
+        stats->n_heldout = s->sd.nq;
+        stats->n_seen = s->sd.ns;
+        stats->dim = s->sd.d;
+        stats->n_pairs = out->n - before;
+        stats->rescored = s->rescored;
+        stats->seconds = s->seconds;
+        stats->gflops = s->seconds > 0 ? 2.0 * (double)s->sd.nq * (double)s->sd.ns * (double)s->sd.d / s->seconds / 1e9 : 0;
+        stats->backend = s->on_gpu ? "gpu" : "cpu";
+        memcpy(stats->fallback, s->fallback, sizeof stats->fallback);
+    }
     return LA_OK;
 }
 
@@ -408,7 +554,8 @@ int la_semantic_method_for(const la_semantic_params *p, size_t nq, size_t ns, si
     if (p->method != LA_SEMANTIC_AUTO) return p->method;
     double work = (double)nq * (double)ns * (double)dim;
     int device = p->exec && p->exec->be->device;
-    return !device && p->approx_above > 0 && work > p->approx_above && la_semantic_have_faiss()
+    int fits = p->approx_max_bytes <= 0 || (double)ns * (double)dim * sizeof(float) <= p->approx_max_bytes;
+    return !device && p->approx_above > 0 && work > p->approx_above && fits && la_semantic_have_faiss()
                ? LA_SEMANTIC_FAISS_IVF
                : LA_SEMANTIC_TILES;
 }

@@ -55,6 +55,8 @@ typedef struct la_semantic_params {
     uint32_t ivf_nlist;   /* IVF cells; 0 = about 4 * sqrt(n_seen) */
     uint32_t ivf_nprobe;  /* IVF cells visited per query; 0 = default */
     double approx_above;  /* see LA_SEMANTIC_APPROX_ABOVE; <= 0 never goes approximate */
+    double approx_max_bytes; /* auto takes the approximate index only when the seen vectors take at
+                                most this many bytes (it holds them all); <= 0: no bound */
     la_exec *exec;        /* where the tiles run (stage "semantic_tiles", dispatch.h); NULL = the CPU
                              reference. On a device backend, auto takes the exact tiles at every
                              size. A device failure falls back as the exec says. Borrowed. */
@@ -113,6 +115,28 @@ la_status la_semantic_find_inplace(const la_table *t, uint32_t heldout_part, flo
                                    const la_semantic_params *p, la_pairs *out /* OUT: appended */,
                                    la_semantic_nearest *nearest /* OUT */,
                                    la_semantic_stats *stats /* OUT */);
+
+/*
+ * The exact tiles with the seen side given in batches, so that only the held-out vectors and one
+ * batch of seen vectors are in memory at once (the tier embeds the seen rows batch by batch):
+ *   begin: Q (nq x dim, L2-normalized or zero) and qid (the id each Q row stands for, ascending)
+ *          are borrowed until end; batch_rows (rounded up to whole tiles of LA_SIMTILE_BLOCK_S) is
+ *          how many seen rows wait in the stream's own buffer before they go through the tiles.
+ *   add:   ns seen rows, ids ascending across every call; copied, so S may be reused at once.
+ *   end:   pairs (a = seen id, b = held-out id) and nearest lists as la_semantic_find gives them
+ *          for the same rows, with the ids in place of table indices; stats as there, method
+ *          "tiles", seconds the tiles' own time.
+ * On the CPU the batches are cut into the tiles of one call, so pairs, cosines, lists and the
+ * re-scored count are the ones la_semantic_find gives. Free with la_semantic_stream_free (also
+ * after end, and after a failure).
+ */
+typedef struct la_semantic_stream la_semantic_stream;
+la_status la_semantic_stream_begin(const float *Q, const uint32_t *qid, size_t nq, size_t dim, size_t batch_rows,
+                                   const la_semantic_params *p, la_semantic_stream **out /* OUT */);
+la_status la_semantic_stream_add(la_semantic_stream *s, const float *S, const uint32_t *sid, size_t ns);
+la_status la_semantic_stream_end(la_semantic_stream *s, la_pairs *out /* OUT: appended */,
+                                 la_semantic_nearest *nearest /* OUT */, la_semantic_stats *stats /* OUT */);
+void la_semantic_stream_free(la_semantic_stream *s); /* NULL-safe */
 
 /* Is the FAISS path compiled in? */
 int la_semantic_have_faiss(void);

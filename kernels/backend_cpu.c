@@ -63,11 +63,12 @@ static la_status cpu_lsh_keys(const la_backend *be, const uint32_t *sig, size_t 
 static la_status cpu_sort_keys(const la_backend *be, la_key_row *e, size_t n) { return la_cpu_sort_key_rows(e, n); }
 
 static la_status cpu_simtile(const la_backend *be, const float *Q, size_t nq, const float *S, size_t ns, size_t d,
+                             uint32_t s_offset,
                              const la_simtile_params *p, la_simtile_hits *hits, uint32_t *top_idx, float *top_cos,
                              size_t *rescored)
 {
     la_simtile_stats ts = {0};
-    LA_TRY(la_cpu_simtile(Q, nq, S, ns, d, 0, p, hits, top_idx, top_cos, &ts));
+    LA_TRY(la_cpu_simtile(Q, nq, S, ns, d, s_offset, p, hits, top_idx, top_cos, &ts));
     *rescored = ts.rescored;
     return LA_OK;
 }

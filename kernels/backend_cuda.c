@@ -74,6 +74,7 @@ static la_status cuda_sort_keys(const la_backend *be, la_key_row *e, size_t n)
 }
 
 static la_status cuda_simtile(const la_backend *be, const float *Q, size_t nq, const float *S, size_t ns, size_t d,
+                              uint32_t s_offset,
                               const la_simtile_params *p, la_simtile_hits *hits, uint32_t *top_idx, float *top_cos,
                               size_t *rescored)
 {
@@ -82,7 +83,7 @@ static la_status cuda_simtile(const la_backend *be, const float *Q, size_t nq, c
     o.device = opts_of(be).device;
     o.precision = opts_of(be).precision;
     la_simtile_stats ts = {0};
-    LA_TRY(la_cuda_simtile(Q, nq, S, ns, d, 0, p, &o, hits, top_idx, top_cos, &ts, NULL));
+    LA_TRY(la_cuda_simtile(Q, nq, S, ns, d, s_offset, p, &o, hits, top_idx, top_cos, &ts, NULL));
     *rescored = ts.rescored;
     return LA_OK;
 }

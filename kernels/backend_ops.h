@@ -67,11 +67,12 @@ struct la_backend {
     /* Stable sort of e[0..n) by key, in place (left as it was on failure). */
     la_status (*sort_keys)(const la_backend *be, la_key_row *e, size_t n);
 
-    /* Similarity tiles with fused threshold and top-k: la_cpu_simtile's contract (simtile.h) with
-     * s_offset 0; *rescored receives the candidates re-scored. On failure hits and the lists are
-     * as they were. */
+    /* Similarity tiles with fused threshold and top-k: la_cpu_simtile's contract (simtile.h): S's
+     * rows have global indices s_offset.., so the seen side can come in batches with the lists
+     * carried across them; *rescored receives the candidates re-scored. On failure hits and the
+     * lists are as they were. */
     la_status (*simtile)(const la_backend *be, const float *Q, size_t nq, const float *S, size_t ns, size_t d,
-                         const la_simtile_params *p, la_simtile_hits *hits /* OUT: appended */,
+                         uint32_t s_offset, const la_simtile_params *p, la_simtile_hits *hits /* OUT: appended */,
                          uint32_t *top_idx /* IN/OUT */, float *top_cos /* IN/OUT */, size_t *rescored /* OUT */);
 
     void *ctx;          /* the backend's own data (device options, a test's counters); may be NULL */

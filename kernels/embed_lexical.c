@@ -320,33 +320,51 @@ static int get_failed(const int *failed) {
     return v;
 }
 
-la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, size_t n,
-                               const la_embed_lexical_params *p, float *out) {
+static la_status check_params(const la_embed_lexical_params *p, size_t n, const void *texts, const void *lens,
+                              const void *out) {
     if (!p || p->dim == 0 || !(p->word_weight >= 0.0f && p->word_weight <= 1.0f) ||
         (n && (!texts || !lens || !out)))
         return la_error(LA_EINVAL, "lexical embedding: bad parameters");
-    if (n == 0) return LA_OK;
-    const uint32_t dim = p->dim;
+    return LA_OK;
+}
+
+static int threads_of(const la_embed_lexical_params *p) {
     int nt = 1;
 #ifdef LA_HAVE_OPENMP
     nt = la_omp_threads(p->threads);
 #endif
-    df_tables dft;
-    if (df_tables_new(nt, &dft)) {
-        df_tables_free(&dft);
+    return nt < 1 ? 1 : nt;
+}
+
+struct la_lexical_idf {
+    df_tables t; /* t.df: each slot's idf as the bits of a float */
+    uint64_t seed;
+};
+
+void la_lexical_idf_free(la_lexical_idf *idf) {
+    if (!idf) return;
+    df_tables_free(&idf->t);
+    free(idf);
+}
+
+la_status la_cpu_lexical_idf(const char *const *texts, const size_t *lens, size_t n,
+                             const la_embed_lexical_params *p, la_lexical_idf **out) {
+    *out = NULL;
+    LA_TRY(check_params(p, n, texts, lens, out));
+    const int nt = threads_of(p);
+    la_lexical_idf *idf = calloc(1, sizeof *idf);
+    if (!idf || df_tables_new(nt, &idf->t)) {
+        la_lexical_idf_free(idf);
         return la_error(LA_ENOMEM, "lexical embedding: out of memory");
     }
-    float tf_table[TF_TABLE];
-    tf_table[0] = 0.0f;
-    for (uint32_t c = 1; c < TF_TABLE; c++) tf_table[c] = la_lex_tf(c);
+    idf->seed = p->seed;
     int failed = 0;
-
 #ifdef LA_HAVE_OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
     {
         feats f = {0};
-        uint32_t *mine = df_table_of(&dft, THREAD_NUM());
+        uint32_t *mine = df_table_of(&idf->t, THREAD_NUM());
 #ifdef LA_HAVE_OPENMP
 #pragma omp for schedule(dynamic, 64)
 #endif
@@ -359,7 +377,39 @@ la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, siz
 #ifdef LA_HAVE_OPENMP
 #pragma omp for schedule(static)
 #endif
-        for (size_t s = 0; s < DF_SLOTS; s++) df_finish_slot(&dft, s, n);
+        for (size_t s = 0; s < DF_SLOTS; s++) df_finish_slot(&idf->t, s, n);
+        feats_free(&f);
+    }
+    /* the per-thread counts are summed into the shared table: only it is read from here on */
+    for (int i = 0; i < idf->t.nextra; i++) free(idf->t.extra[i]);
+    free(idf->t.extra);
+    idf->t.extra = NULL;
+    idf->t.nextra = 0;
+    if (failed) {
+        la_lexical_idf_free(idf);
+        return la_error(LA_ENOMEM, "lexical embedding: out of memory");
+    }
+    *out = idf;
+    return LA_OK;
+}
+
+la_status la_cpu_embed_lexical_with(const la_lexical_idf *idf, const char *const *texts, const size_t *lens,
+                                    size_t n, const la_embed_lexical_params *p, float *out) {
+    LA_TRY(check_params(p, n, texts, lens, out));
+    if (!idf || idf->seed != p->seed)
+        return la_error(LA_EINVAL, "lexical embedding: the frequencies were counted with another seed");
+    if (n == 0) return LA_OK;
+    const uint32_t dim = p->dim;
+    const int nt = threads_of(p);
+    float tf_table[TF_TABLE];
+    tf_table[0] = 0.0f;
+    for (uint32_t c = 1; c < TF_TABLE; c++) tf_table[c] = la_lex_tf(c);
+    int failed = 0;
+#ifdef LA_HAVE_OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        feats f = {0};
 #ifdef LA_HAVE_OPENMP
 #pragma omp for schedule(dynamic, 64)
 #endif
@@ -369,14 +419,24 @@ la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, siz
             memset(v, 0, dim * sizeof *v);
             if (p->skip && p->skip[r]) continue;
             if (extract(texts[r], lens[r], p->seed, &f) ||
-                write_vector(&f, dft.df, tf_table, dim, p->word_weight, v))
+                write_vector(&f, idf->t.df, tf_table, dim, p->word_weight, v))
                 set_failed(&failed);
             else
                 normalize_row(v, dim);
         }
         feats_free(&f);
     }
-    df_tables_free(&dft);
     if (failed) return la_error(LA_ENOMEM, "lexical embedding: out of memory");
     return LA_OK;
+}
+
+la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, size_t n,
+                               const la_embed_lexical_params *p, float *out) {
+    LA_TRY(check_params(p, n, texts, lens, out));
+    if (n == 0) return LA_OK;
+    la_lexical_idf *idf;
+    LA_TRY(la_cpu_lexical_idf(texts, lens, n, p, &idf));
+    la_status s = la_cpu_embed_lexical_with(idf, texts, lens, n, p, out);
+    la_lexical_idf_free(idf);
+    return s;
 }

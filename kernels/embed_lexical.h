@@ -46,6 +46,21 @@ void la_embed_lexical_params_default(la_embed_lexical_params *p);
 la_status la_cpu_embed_lexical(const char *const *texts, const size_t *lens, size_t n,
                                const la_embed_lexical_params *p, float *out /* OUT: n x dim */);
 
+/*
+ * The same in two halves, so that a large set of texts can be embedded in batches: the inverse
+ * document frequencies over every text (la_cpu_lexical_idf: 16 MB, and 16 MB more per OpenMP
+ * thread after the first while it counts), then the vectors of any of them, any number at a time
+ * (la_cpu_embed_lexical_with, p->skip read per text given). The vectors have the bits
+ * la_cpu_embed_lexical gives the same texts. p->seed must be the one the frequencies were counted
+ * with (LA_EINVAL otherwise).
+ */
+typedef struct la_lexical_idf la_lexical_idf;
+la_status la_cpu_lexical_idf(const char *const *texts, const size_t *lens, size_t n,
+                             const la_embed_lexical_params *p, la_lexical_idf **out /* OUT */);
+la_status la_cpu_embed_lexical_with(const la_lexical_idf *idf, const char *const *texts, const size_t *lens,
+                                    size_t n, const la_embed_lexical_params *p, float *out /* OUT: n x dim */);
+void la_lexical_idf_free(la_lexical_idf *idf); /* NULL-safe */
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,7 +25,6 @@
 #endif
 
 #define LA_SIMTILE_BLOCK_Q 256
-#define LA_SIMTILE_BLOCK_S 2048
 #define LA_SIMTILE_SCAN 16
 
 void la_simtile_params_default(la_simtile_params *p) {

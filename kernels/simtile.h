@@ -25,6 +25,10 @@
 extern "C" {
 #endif
 
+/* Seen rows per tile by default. A seen side given in batches of a multiple of it is cut into the
+ * same tiles as in one call, so the CPU computes the same products and keeps the same lists. */
+#define LA_SIMTILE_BLOCK_S 2048
+
 typedef struct la_simtile_params {
     float threshold;  /* keep pairs with cosine >= threshold */
     uint32_t topk;    /* nearest seen rows kept per held-out row; 0 for none */

@@ -65,9 +65,9 @@ static la_status fake_sort_keys(const la_backend *be, la_key_row *e, size_t n)
     FAKE_OP(OP_SORT_KEYS, la_backend_cpu.sort_keys(be, e, n));
 }
 static la_status fake_simtile(const la_backend *be, const float *Q, size_t nq, const float *S, size_t ns, size_t d,
-                              const la_simtile_params *p, la_simtile_hits *hits, uint32_t *ti, float *tc, size_t *re)
+                              uint32_t off, const la_simtile_params *p, la_simtile_hits *hits, uint32_t *ti, float *tc, size_t *re)
 {
-    FAKE_OP(OP_SIMTILE, la_backend_cpu.simtile(be, Q, nq, S, ns, d, p, hits, ti, tc, re));
+    FAKE_OP(OP_SIMTILE, la_backend_cpu.simtile(be, Q, nq, S, ns, d, off, p, hits, ti, tc, re));
 }
 
 static la_backend fake_backend(fake *f)

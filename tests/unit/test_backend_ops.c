@@ -265,7 +265,7 @@ static void test_simtile(void **state)
         float *gc = malloc(nq * 3 * sizeof *gc);
         size_t rescored = 0;
         la_simtile_top_init(gi, gc, nq, 3);
-        assert_int_equal(c->be[e]->simtile(c->be[e], Q, nq, S, ns, d, &p, &got, gi, gc, &rescored), LA_OK);
+        assert_int_equal(c->be[e]->simtile(c->be[e], Q, nq, S, ns, d, 0, &p, &got, gi, gc, &rescored), LA_OK);
         assert_int_equal(got.n, ref.n);
         assert_memory_equal(got.v, ref.v, ref.n * sizeof *ref.v);
         assert_memory_equal(gi, ri, nq * 3 * sizeof *gi);

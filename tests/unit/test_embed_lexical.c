@@ -90,6 +90,44 @@ static void test_deterministic_across_threads(void **state) {
     free(a);
 }
 
+/* The two halves (frequencies of every text, then vectors a batch at a time, how the semantic tier
+ * streams the seen rows) give the bits of one call, with a text flagged to skip left zero. */
+static void test_batches_match_one_call(void **state) {
+    static char buf[NMANY][160];
+    const char *many[NMANY];
+    size_t lens[NMANY];
+    for (size_t i = 0; i < NMANY; i++) {
+        snprintf(buf[i], sizeof buf[i], "%s %zu word%zu", texts[i % N], i % 41, (i * 11) % 97);
+        many[i] = buf[i];
+        lens[i] = strlen(buf[i]);
+    }
+    float *whole = embed_many(many, lens, 2);
+    la_embed_lexical_params p;
+    la_embed_lexical_params_default(&p);
+    p.threads = 2;
+    la_lexical_idf *idf;
+    assert_int_equal(la_cpu_lexical_idf(many, lens, NMANY, &p, &idf), LA_OK);
+    const size_t d = p.dim;
+    float *part = malloc(300 * d * sizeof *part);
+    for (size_t at = 0; at < NMANY; at += 300) {
+        size_t m = NMANY - at < 300 ? NMANY - at : 300;
+        assert_int_equal(la_cpu_embed_lexical_with(idf, many + at, lens + at, m, &p, part), LA_OK);
+        assert_memory_equal(part, whole + at * d, m * d * sizeof *part);
+    }
+    uint8_t skip[3] = {0, 1, 0};
+    p.skip = skip;
+    assert_int_equal(la_cpu_embed_lexical_with(idf, many + 5, lens + 5, 3, &p, part), LA_OK);
+    assert_memory_equal(part, whole + 5 * d, d * sizeof *part);
+    for (size_t k = 0; k < d; k++) assert_true(part[d + k] == 0.0f);
+    assert_memory_equal(part + 2 * d, whole + 7 * d, d * sizeof *part);
+    p.skip = NULL;
+    p.seed ^= 1; /* frequencies counted under another seed are refused */
+    assert_int_equal(la_cpu_embed_lexical_with(idf, many, lens, 1, &p, part), LA_EINVAL);
+    la_lexical_idf_free(idf);
+    free(part);
+    free(whole);
+}
+
 static void test_similarity_orders_wording(void **state) {
     const uint32_t d = 2048;
     float *e = embed(d, 2);
@@ -121,6 +159,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows_are_unit_or_zero),
         cmocka_unit_test(test_deterministic_across_threads),
+        cmocka_unit_test(test_batches_match_one_call),
         cmocka_unit_test(test_similarity_orders_wording),
         cmocka_unit_test(test_bad_parameters),
     };

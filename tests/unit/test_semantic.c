@@ -55,7 +55,7 @@ static la_table *make(size_t n, size_t d, float thr, float **emb_out, uint32_t *
     }
     /* plant: seen row s = c * q + sqrt(1-c^2) * (its own direction, made orthogonal) */
     const double offs[] = {0.15, 0.01, 2e-6, 5e-7, 1e-7, 0, -1e-7, -5e-7, -2e-6, -0.01};
-    for (size_t i = 0, m = 0; i + 1 < n; i += 3, m++) {
+    for (size_t i = 0, m = 0; i + 2 < n; i += 3, m++) { /* its seen row is i + 1 or i + 2 */
         float *q = emb + i * d, *s = emb + (i + 1 + (m % 2)) * d;
         double c = thr + offs[m % 10], dot = 0;
         if (c > 1) c = 1;
@@ -196,6 +196,75 @@ static void test_inplace_matches_copy(void **state) {
     la_table_free(t);
 }
 
+/* The seen side streamed in batches (la_semantic_stream, how the tier holds one batch of seen
+ * vectors at a time) gives the one-call search's pairs, cosines, lists and re-scored count: over
+ * several tiles, added in ragged pieces, with exact copies of seen rows in different batches (equal
+ * cosines, where the lower row must win), for one and three nearest rows. */
+static void test_stream_matches_find(void **state) {
+    (void)state;
+    const size_t n = 3 * 2048 * 3 / 2 + 77, d = 24;
+    const float thr = 0.8f;
+    float *emb;
+    uint32_t h;
+    la_table *t = make(n, d, thr, &emb, &h);
+    const la_row *rows = la_table_rows_const(t);
+    /* seen rows far apart that are copies of each other: ties across batches */
+    for (size_t i = 4; i + 3001 < n; i += 97)
+        if (rows[i].part != h && rows[i + 3001].part != h) memcpy(emb + (i + 3001) * d, emb + i * d, d * sizeof *emb);
+    size_t nq = 0, ns = 0;
+    float *Q = malloc(n * d * sizeof *Q), *S = malloc(n * d * sizeof *S);
+    uint32_t *qid = malloc(n * sizeof *qid), *sid = malloc(n * sizeof *sid);
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].part == h) {
+            memcpy(Q + nq * d, emb + i * d, d * sizeof *Q);
+            qid[nq++] = (uint32_t)i;
+        } else {
+            memcpy(S + ns * d, emb + i * d, d * sizeof *S);
+            sid[ns++] = (uint32_t)i;
+        }
+    }
+    const size_t batches[] = {1, 2048, 5000};
+    for (uint32_t k = 1; k <= 3; k += 2)
+        for (size_t b = 0; b < sizeof batches / sizeof *batches; b++) {
+            la_semantic_params p;
+            la_semantic_params_default(&p);
+            p.threshold = thr;
+            p.topk = k;
+            p.method = LA_SEMANTIC_TILES;
+            p.threads = 2;
+            la_pairs pf = {0}, ps = {0};
+            la_semantic_nearest nf, nsm;
+            la_semantic_stats sf = {0}, ss = {0};
+            assert_int_equal(la_semantic_find(t, h, emb, d, &p, &pf, &nf, &sf), LA_OK);
+            la_semantic_stream *st;
+            assert_int_equal(la_semantic_stream_begin(Q, qid, nq, d, batches[b], &p, &st), LA_OK);
+            for (size_t at = 0, piece = 1; at < ns; at += piece, piece = piece * 3 % 1001 + 1) {
+                size_t m = ns - at < piece ? ns - at : piece;
+                assert_int_equal(la_semantic_stream_add(st, S + at * d, sid + at, m), LA_OK);
+            }
+            assert_int_equal(la_semantic_stream_end(st, &ps, &nsm, &ss), LA_OK);
+            la_semantic_stream_free(st);
+            assert_true(pf.n >= 300);
+            assert_same_result(&pf, &nf, &ps, &nsm);
+            assert_int_equal(ss.rescored, sf.rescored);
+            assert_int_equal(ss.n_seen, ns);
+            assert_int_equal(ss.n_pairs, pf.n);
+            la_pairs_free(&pf), la_pairs_free(&ps);
+            la_semantic_nearest_free(&nf), la_semantic_nearest_free(&nsm);
+        }
+    /* seen rows out of order are refused */
+    la_semantic_params p;
+    la_semantic_params_default(&p);
+    la_semantic_stream *st;
+    assert_int_equal(la_semantic_stream_begin(Q, qid, nq, d, 0, &p, &st), LA_OK);
+    assert_int_equal(la_semantic_stream_add(st, S + d, sid + 1, 1), LA_OK);
+    assert_int_equal(la_semantic_stream_add(st, S, sid, 1), LA_EINVAL);
+    la_semantic_stream_free(st);
+    free(Q), free(S), free(qid), free(sid);
+    free(emb);
+    la_table_free(t);
+}
+
 static void test_tiles_without_faiss_and_edges(void **state) {
     const size_t d = 8;
     float *emb;
@@ -297,6 +366,7 @@ int main(void) {
         cmocka_unit_test(test_faiss_and_tiles_agree),
         cmocka_unit_test(test_tiles_without_faiss_and_edges),
         cmocka_unit_test(test_inplace_matches_copy),
+        cmocka_unit_test(test_stream_matches_find),
         cmocka_unit_test(test_method_names),
         cmocka_unit_test(test_vec_check_normalize),
         cmocka_unit_test(test_lexical_on_a_table),
