@@ -59,7 +59,7 @@ const char la_cli_common_help[] =
     "  --max-rows N            records in one input (default 50000000)\n";
 
 /* A byte count or row count: digits with an optional K, M, G or T (powers of 1024). */
-static la_status parse_count(const char *opt, const char *arg, uint64_t *out)
+la_status la_parse_size(const char *opt, const char *arg, uint64_t *out)
 {
     uint64_t v = 0;
     const char *p = arg;
@@ -365,7 +365,7 @@ la_status la_cli_option(la_cli *c, int opt, const char *arg)
     case LA_OPT_MAX_ROWS: {
         static const char *const names[] = {"--max-row-bytes", "--max-input-bytes", "--max-ratio", "--max-rows"};
         uint64_t v = 0;
-        LA_TRY(parse_count(names[opt - LA_OPT_MAX_ROW_BYTES], arg, &v));
+        LA_TRY(la_parse_size(names[opt - LA_OPT_MAX_ROW_BYTES], arg, &v));
         if (v > SIZE_MAX) return la_error(LA_EINVAL, "%s %s: too large", names[opt - LA_OPT_MAX_ROW_BYTES], arg);
         if (opt == LA_OPT_MAX_ROW_BYTES) c->load.limits.max_row_bytes = (size_t)v;
         else if (opt == LA_OPT_MAX_ROWS) c->load.limits.max_rows = (size_t)v;

@@ -123,4 +123,8 @@ la_status la_cli_load(la_cli *c, la_table *t, la_loader *L);
 /* Print "leakaudit: <message>" to stderr. */
 void la_cli_fail(const char *what);
 
+/* A whole number with an optional K, M, G or T suffix (powers of 1024), for option `opt`; LA_EINVAL
+ * with the option named otherwise. */
+la_status la_parse_size(const char *opt, const char *arg, uint64_t *out /* OUT */);
+
 #endif /* LA_CLI_H */

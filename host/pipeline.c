@@ -33,6 +33,7 @@ const struct option la_audit_options[] = {LA_CLI_COMMON_OPTIONS,
                                           {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                           {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
                                           {"semantic-windows", required_argument, 0, OPT_SEMANTIC},
+                                          {"memory-limit", required_argument, 0, OPT_SEMANTIC},
                                           LA_NEAR_LONG_OPTIONS(OPT_NEAR),
                                           {"within", no_argument, 0, OPT_NEAR},
                                           {0, 0, 0, 0}};

@@ -7,9 +7,11 @@
  * threshold and its source, window pairs, every held-out row's nearest seen rows, the stages.
  */
 #include "backend.h"
+#include "cli.h"
 #include "embed_cache.h"
 #include "embed_lexical.h"
 #include "la_alloc.h"
+#include "la_cpus.h"
 #include "model.h"
 #include "npy.h"
 #include "report_tiers.h"
@@ -84,6 +86,14 @@ la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *
     if (!strcmp(name, "cache")) {
         if (!*arg) return la_error(LA_EINVAL, "--cache: expected a folder");
         o->cache_dir = arg;
+        return LA_OK;
+    }
+    if (!strcmp(name, "memory-limit")) {
+        uint64_t v = 0;
+        LA_TRY(la_parse_size("--memory-limit", arg, &v));
+        if (v < (16u << 20) || v > SIZE_MAX)
+            return la_error(LA_EINVAL, "--memory-limit %s: expected a size of at least 16M (such as 4G or 512M)", arg);
+        o->memory_limit = (size_t)v;
         return LA_OK;
     }
     if (!strcmp(name, "semantic-windows")) {
@@ -433,26 +443,63 @@ done:
     return s;
 }
 
-static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads, int windows,
-                             embed_run *r)
+/* The encoder of the run's model, on the GPU when the backend has one. */
+static la_status open_model(const la_semantic_opts *o, la_model **m)
 {
     char dir[PATH_MAX];
-    int dflt = !o->model || o->default_why[0];
     LA_TRY(la_model_resolve(o->model_name ? o->model_name : LA_MODEL_DEFAULT, dir, sizeof dir));
-    la_model *m;
-    la_status s = la_model_open(dir, &m);
+    la_status s = la_model_open(dir, m);
     if (s != LA_OK) {
         char why[600];
         snprintf(why, sizeof why, "%s", la_last_error());
         return la_error(s, "the sentence encoder model could not be loaded: %s", why);
     }
-    la_model_set_gpu(m, o->use_gpu);
+    la_model_set_gpu(*m, o->use_gpu);
+    return LA_OK;
+}
+
+/* What the report says of the encoder's run, and why it ran. */
+static void describe_model(const la_semantic_opts *o, const la_model *m, embed_run *r)
+{
+    int dflt = !o->model || o->default_why[0];
+    r->dim = la_model_dim(m);
+    r->model = 1;
+    r->kind = "model (built-in sentence encoder: similarity of meaning)";
+    snprintf(r->model_name, sizeof r->model_name, "%s", la_model_name(m));
+    snprintf(r->model_hash, sizeof r->model_hash, "%s", la_model_weights_hash(m));
+    r->model_window = la_model_window(m) + 2;
+    if (o->default_why[0])
+        snprintf(r->why, sizeof r->why, "%s", o->default_why);
+    else if (dflt)
+        snprintf(r->why, sizeof r->why, "default: model %s is installed in %s", la_model_name(m), la_model_root());
+    else
+        snprintf(r->why, sizeof r->why, "asked for (%s)", o->model_name ? "--model" : "--embed model");
+}
+
+/* The same for the lexical embedding. */
+static void describe_lexical(const la_semantic_opts *o, embed_run *r)
+{
+    r->kind = "lexical (built-in TF-IDF of words and character n-grams: similarity of wording, not meaning)";
+    if (o->embed_set)
+        snprintf(r->why, sizeof r->why, "asked for (--embed lexical)");
+    else
+        snprintf(r->why, sizeof r->why, "no sentence encoder model is installed in %s (scripts/install-deps.sh "
+                 "installs %s)", la_model_root(), LA_MODEL_DEFAULT);
+    r->lexical = 1;
+    r->dim = o->lexical_dim ? o->lexical_dim : LA_EMBED_LEXICAL_DIM;
+}
+
+static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads, int windows,
+                             embed_run *r)
+{
+    la_model *m;
+    LA_TRY(open_model(o, &m));
     if (o->progress) la_model_set_progress(m, encoding_begins, encoding_adds, o->progress);
     size_t n = la_table_nrows(t), H = la_model_dim(m);
     const la_row *rows = la_table_rows_const(t);
     const char **texts = malloc((n + 1) * sizeof *texts);
     size_t *lens = malloc((n + 1) * sizeof *lens);
-    s = texts && lens ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    la_status s = texts && lens ? LA_OK : la_error(LA_ENOMEM, "out of memory");
     for (size_t i = 0; s == LA_OK && i < n; i++) {
         texts[i] = has_text(rows[i].text) ? rows[i].text : "";
         lens[i] = strlen(texts[i]);
@@ -464,21 +511,10 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
     for (size_t w = 0; s == LA_OK && w < r->nwin; w++)
         if (!lens[r->item ? r->item[w] : w]) memset(r->emb + w * H, 0, H * sizeof *r->emb);
     if (s == LA_OK) {
-        r->dim = H;
-        r->model = 1;
-        r->kind = "model (built-in sentence encoder: similarity of meaning)";
-        snprintf(r->model_name, sizeof r->model_name, "%s", la_model_name(m));
-        snprintf(r->model_hash, sizeof r->model_hash, "%s", la_model_weights_hash(m));
-        r->model_window = la_model_window(m) + 2;
+        describe_model(o, m, r);
         const char *fb;
         snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(m, &fb));
         snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
-        if (o->default_why[0])
-            snprintf(r->why, sizeof r->why, "%s", o->default_why);
-        else if (dflt)
-            snprintf(r->why, sizeof r->why, "default: model %s is installed in %s", la_model_name(m), la_model_root());
-        else
-            snprintf(r->why, sizeof r->why, "asked for (%s)", o->model_name ? "--model" : "--embed model");
     }
     free(texts);
     free(lens);
@@ -507,16 +543,9 @@ static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const
     } else if (o->model || (!o->embed_set && la_model_default_installed(dir, sizeof dir))) {
         return embed_model(o, t, heldout, threads, windows, r);
     } else {
-        r->kind = "lexical (built-in TF-IDF of words and character n-grams: similarity of wording, not meaning)";
-        if (o->embed_set)
-            snprintf(r->why, sizeof r->why, "asked for (--embed lexical)");
-        else
-            snprintf(r->why, sizeof r->why, "no sentence encoder model is installed in %s (scripts/install-deps.sh "
-                     "installs %s)", la_model_root(), LA_MODEL_DEFAULT);
-        r->lexical = 1;
+        describe_lexical(o, r);
         /* a shard passes the whole table with its flags (la_tier_semantic): every row's words weigh */
         s = la_semantic_embed_lexical_some(t, o->lexical_dim, threads, o->skip, &r->emb);
-        if (s == LA_OK) r->dim = o->lexical_dim ? o->lexical_dim : LA_EMBED_LEXICAL_DIM;
     }
     r->nwin = n;
     if (s != LA_OK) embed_run_free(r);
@@ -600,6 +629,10 @@ static int cmp_cand(const void *x, const void *y)
  * texts are the best over its windows' lists. Pairs are appended to `pairs` in (b, a) order with
  * the window that matched kept in *hits (pairs where a side has more than one window).
  */
+static la_status reduce_windows(const la_table *t, uint32_t heldout, const uint32_t *item, size_t nwin,
+                                const la_pairs *wp, const la_semantic_nearest *wn, la_pairs *pairs,
+                                la_semantic_nearest *nn, win_hit **hits, size_t *nhits);
+
 static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *r, const la_semantic_params *p,
                                 la_pairs *pairs, la_semantic_nearest *nn, la_semantic_stats *st, win_hit **hits,
                                 size_t *nhits)
@@ -610,9 +643,10 @@ static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *
     la_pairs wp = {0};
     la_semantic_nearest wn;
     memset(&wn, 0, sizeof wn);
-    uint32_t *nwin_of = calloc(n + 1, sizeof *nwin_of);
-    cand *cs = NULL;
-    la_status s = nwin_of ? la_table_new(&wt) : la_error(LA_ENOMEM, "out of memory");
+    memset(nn, 0, sizeof *nn);
+    *hits = NULL;
+    *nhits = 0;
+    la_status s = la_table_new(&wt);
     for (uint32_t k = 0; s == LA_OK && k < la_table_npart(t); k++) {
         uint32_t idx;
         s = la_table_part(wt, la_table_part_name(t, k), &idx);
@@ -626,17 +660,46 @@ static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *
         row.date = LA_NO_DATE;
         row.score = NAN;
         row.ordinal = (uint32_t)w;
-        nwin_of[r->item[w]]++;
         size_t at;
         s = la_table_strdup(wt, id, (size_t)len, &row.id);
         if (s == LA_OK) s = la_table_append(wt, &row, &at);
     }
     if (s == LA_OK) s = la_semantic_find_inplace(wt, heldout, r->emb, r->dim, p, &wp, &wn, st);
+    if (s == LA_OK) s = reduce_windows(t, heldout, r->item, r->nwin, &wp, &wn, pairs, nn, hits, nhits);
+    if (s == LA_OK) {
+        size_t nh = 0;
+        for (size_t i = 0; i < n; i++) nh += rows[i].part == heldout;
+        st->n_heldout = nh;
+        st->n_seen = n - nh;
+    }
+    la_pairs_free(&wp);
+    la_semantic_nearest_free(&wn);
+    la_table_free(wt);
+    return s;
+}
+
+/*
+ * Windows to texts: wp and wn are the search's pairs and lists over window ids (item[w]: the text
+ * of window w, a table row; held-out ids ascending with their rows). A pair of texts takes its
+ * best window pair, a held-out text's nearest seen texts are the best over its windows' lists.
+ */
+static la_status reduce_windows(const la_table *t, uint32_t heldout, const uint32_t *item, size_t nwin,
+                                const la_pairs *wp_, const la_semantic_nearest *wn_, la_pairs *pairs,
+                                la_semantic_nearest *nn, win_hit **hits, size_t *nhits)
+{
+    const la_pairs wp = *wp_;
+    const la_semantic_nearest wn = *wn_;
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    uint32_t *nwin_of = calloc(n + 1, sizeof *nwin_of);
+    cand *cs = NULL;
+    la_status s = nwin_of ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    for (size_t w = 0; s == LA_OK && w < nwin; w++) nwin_of[item[w]]++;
     /* pairs of texts: the best window pair of each */
     win_hit *all = s == LA_OK ? malloc((wp.n + 1) * sizeof *all) : NULL;
     if (s == LA_OK && !all) s = la_error(LA_ENOMEM, "out of memory");
     for (size_t k = 0; s == LA_OK && k < wp.n; k++)
-        all[k] = (win_hit){r->item[wp.v[k].a], r->item[wp.v[k].b], wp.v[k].a, wp.v[k].b, wp.v[k].cosine};
+        all[k] = (win_hit){item[wp.v[k].a], item[wp.v[k].b], wp.v[k].a, wp.v[k].b, wp.v[k].cosine};
     if (s == LA_OK) qsort(all, wp.n, sizeof *all, cmp_win_hit);
     *hits = NULL;
     *nhits = 0;
@@ -675,7 +738,7 @@ static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *
     for (size_t i = 0; s == LA_OK && i < n; i++) {
         if (rows[i].part != heldout) continue;
         size_t nc = 0;
-        for (; wi < wn.n && r->item[wn.row[wi]] == i; wi++)
+        for (; wi < wn.n && item[wn.row[wi]] == i; wi++)
             for (uint32_t k = 0; k < wn.k && wn.seen[wi * wn.k + k] != LA_SEMANTIC_NONE; k++) {
                 if (nc == capc) {
                     capc = capc ? 2 * capc : 64;
@@ -686,7 +749,7 @@ static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *
                     }
                     cs = c;
                 }
-                cs[nc++] = (cand){r->item[wn.seen[wi * wn.k + k]], wn.cosine[wi * wn.k + k]};
+                cs[nc++] = (cand){item[wn.seen[wi * wn.k + k]], wn.cosine[wi * wn.k + k]};
             }
         qsort(cs, nc, sizeof *cs, cmp_cand);
         nn->row[hi] = (uint32_t)i;
@@ -701,10 +764,7 @@ static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *
         for (; got < K; got++) nn->seen[hi * K + got] = LA_SEMANTIC_NONE, nn->cosine[hi * K + got] = NAN;
         hi++;
     }
-    if (s == LA_OK) {
-        st->n_heldout = nh;
-        st->n_seen = n - nh;
-    } else {
+    if (s != LA_OK) {
         la_semantic_nearest_free(nn);
         free(*hits);
         *hits = NULL;
@@ -712,9 +772,6 @@ static la_status search_windows(const la_table *t, uint32_t heldout, embed_run *
     }
     free(cs);
     free(nwin_of);
-    la_pairs_free(&wp);
-    la_semantic_nearest_free(&wn);
-    la_table_free(wt);
     return s;
 }
 
@@ -770,6 +827,280 @@ static la_status shard_method(const la_table *t, uint32_t heldout, size_t dim, l
     return LA_OK;
 }
 
+static la_status shard_method(const la_table *t, uint32_t heldout, size_t dim, la_semantic_params *p);
+
+/* ---- the seen side streamed (la_tier_semantic): vectors for the held-out rows and one batch ---- */
+
+/* Rows embedded per call: the encoder's progress moves per call; the lexical kernel's threads want
+ * a few thousand rows. */
+#define LA_STREAM_MODEL_ROWS 2048
+#define LA_STREAM_LEXICAL_ROWS 16384
+/* The stream's own buffer: at most this share of --memory-limit, and at most 256 MiB (larger
+ * batches are no faster). */
+#define LA_STREAM_SHARE 16
+#define LA_STREAM_MAX_BYTES (256u << 20)
+
+/* The built-in embeddings stream; vectors brought in are in memory already, and --cache keeps
+ * every vector of the run for its file. */
+static int can_stream(const la_semantic_opts *o) { return !o->nemb && !o->embedding_field && !o->cache_dir; }
+
+/* What embeds one batch: the encoder, or the lexical kernel over frequencies of every row. */
+typedef struct streamer {
+    la_model *m;              /* NULL: lexical */
+    la_lexical_idf *idf;
+    la_embed_lexical_params ep;
+    const char **texts;       /* every row's text as the embedding reads it */
+    size_t *lens;
+    int windows, threads;
+    size_t win, dim;
+} streamer;
+
+/* Embed rows idx[0..k) into *vec (nv x dim; owned by the caller) with each vector's row in
+ * *vrow and, for the encoder's windows, its byte range in *vb, *ve (NULL otherwise). */
+static la_status embed_batch(streamer *z, const uint32_t *idx, size_t k, float **vec, uint32_t **vrow, uint32_t **vb,
+                             uint32_t **ve, size_t *nv)
+{
+    *vec = NULL;
+    *vrow = *vb = *ve = NULL;
+    *nv = 0;
+    const char **tx = la_malloc_n(k + 1, sizeof *tx);
+    size_t *ln = la_malloc_n(k + 1, sizeof *ln);
+    la_status s = tx && ln ? LA_OK : la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; s == LA_OK && i < k; i++) tx[i] = z->texts[idx[i]], ln[i] = z->lens[idx[i]];
+    uint32_t *item = NULL;
+    if (s == LA_OK && z->m && z->windows) {
+        s = la_model_embed_windows(z->m, tx, ln, k, z->win, z->threads, vec, &item, vb, ve, nv);
+    } else if (s == LA_OK) {
+        *vec = la_malloc_nm(k + 1, z->dim, sizeof **vec);
+        item = la_malloc_n(k + 1, sizeof *item);
+        s = *vec && item ? LA_OK : la_error(LA_ENOMEM, "out of memory for %zu x %zu floats", k, z->dim);
+        for (size_t i = 0; s == LA_OK && i < k; i++) item[i] = (uint32_t)i;
+        if (s == LA_OK) s = z->m ? la_model_embed(z->m, tx, ln, k, z->threads, *vec)
+                                 : la_cpu_embed_lexical_with(z->idf, tx, ln, k, &z->ep, *vec);
+        *nv = k;
+    }
+    for (size_t w = 0; s == LA_OK && w < *nv; w++) {
+        if (z->m && !ln[item[w]]) memset(*vec + w * z->dim, 0, z->dim * sizeof **vec); /* no text: matches nothing */
+        item[w] = idx[item[w]];
+    }
+    *vrow = item;
+    if (s != LA_OK) {
+        free(*vec), free(*vrow), free(*vb), free(*ve);
+        *vec = NULL;
+        *vrow = *vb = *ve = NULL;
+        *nv = 0;
+    }
+    free(tx);
+    free(ln);
+    return s;
+}
+
+/* Append a batch's windows to the run's id arrays (r->item, r->begin, r->end: ids in order). */
+static la_status keep_ids(embed_run *r, size_t *cap, const uint32_t *vrow, const uint32_t *vb, const uint32_t *ve,
+                          size_t nv)
+{
+    if (r->nwin + nv > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < r->nwin + nv) c *= 2;
+        uint32_t *i = la_realloc_n(r->item, c, sizeof *i);
+        if (i) r->item = i;
+        uint32_t *b = i && vb ? la_realloc_n(r->begin, c, sizeof *b) : r->begin;
+        if (b) r->begin = b;
+        uint32_t *e = b && vb ? la_realloc_n(r->end, c, sizeof *e) : r->end;
+        if (e) r->end = e;
+        if (!i || (vb && (!b || !e))) return la_error(LA_ENOMEM, "out of memory");
+        *cap = c;
+    }
+    memcpy(r->item + r->nwin, vrow, nv * sizeof *vrow);
+    if (vb) memcpy(r->begin + r->nwin, vb, nv * sizeof *vb), memcpy(r->end + r->nwin, ve, nv * sizeof *ve);
+    r->nwin += nv;
+    return LA_OK;
+}
+
+/* The streamer's model or lexical frequencies, with the run's description in r. */
+static la_status streamer_open(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads,
+                               streamer *z, embed_run *r)
+{
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    z->threads = threads;
+    z->texts = la_malloc_n(n + 1, sizeof *z->texts);
+    z->lens = la_malloc_n(n + 1, sizeof *z->lens);
+    if (!z->texts || !z->lens) return la_error(LA_ENOMEM, "out of memory");
+    if (!uses_model(o)) {
+        for (size_t i = 0; i < n; i++) {
+            z->texts[i] = rows[i].norm ? rows[i].norm : rows[i].text;
+            z->lens[i] = rows[i].norm ? rows[i].norm_len : rows[i].text ? strlen(rows[i].text) : 0;
+        }
+        la_embed_lexical_params_default(&z->ep);
+        if (o->lexical_dim) z->ep.dim = o->lexical_dim;
+        z->ep.threads = threads;
+        z->dim = z->ep.dim;
+        describe_lexical(o, r);
+        /* every row's words weigh, a shard's other rows too */
+        return la_cpu_lexical_idf(z->texts, z->lens, n, &z->ep, &z->idf);
+    }
+    LA_TRY(open_model(o, &z->m));
+    for (size_t i = 0; i < n; i++) {
+        z->texts[i] = has_text(rows[i].text) ? rows[i].text : "";
+        z->lens[i] = strlen(z->texts[i]);
+    }
+    z->windows = !o->no_windows;
+    z->dim = la_model_dim(z->m);
+    if (z->windows && !(z->win = window_tokens(z->m, rows, z->texts, z->lens, n, heldout)))
+        return la_error(LA_ENOMEM, "out of memory");
+    r->win = z->win;
+    describe_model(o, z->m, r);
+    return LA_OK;
+}
+
+static void streamer_close(streamer *z, embed_run *r)
+{
+    if (z->m && r) {
+        const char *fb;
+        snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(z->m, &fb));
+        snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
+    }
+    la_model_free(z->m);
+    la_lexical_idf_free(z->idf);
+    free(z->texts);
+    free(z->lens);
+    memset(z, 0, sizeof *z);
+}
+
+size_t la_memory_default(void) { return la_memory_usable() / 2; }
+
+/* The seen vectors to hold at once under the memory limit, in rows of dim floats. */
+static size_t stream_rows(const la_semantic_opts *o, size_t dim)
+{
+    size_t limit = o->memory_limit ? o->memory_limit : la_memory_default();
+    size_t bytes = limit / LA_STREAM_SHARE;
+    if (bytes > LA_STREAM_MAX_BYTES) bytes = LA_STREAM_MAX_BYTES;
+    return bytes / (dim * sizeof(float));
+}
+
+/*
+ * The search with the seen side streamed: the held-out rows are embedded first and stay; then the
+ * seen rows (not flagged in o->skip) are embedded a call at a time, in table order, and go through
+ * the tiles a batch at a time (la_semantic_stream), so no more than one batch of seen vectors is
+ * held. Ids: the held-out vectors 0.., then the seen ones, r->item giving each id's row (and
+ * r->begin, r->end its window). Same pairs, lists and windows as embedding everything at once.
+ */
+static la_status search_streamed(const la_semantic_opts *o, const la_table *t, uint32_t heldout, int threads,
+                                 la_semantic_params *p, int *streamed, embed_run *r, la_pairs *pairs,
+                                 la_semantic_nearest *nn, la_semantic_stats *st, win_hit **hits, size_t *nhits)
+{
+    size_t n = la_table_nrows(t);
+    const la_row *rows = la_table_rows_const(t);
+    memset(r, 0, sizeof *r);
+    memset(nn, 0, sizeof *nn);
+    *hits = NULL;
+    *nhits = 0;
+    streamer z;
+    memset(&z, 0, sizeof z);
+    la_semantic_stream *ss = NULL;
+    la_pairs wp = {0};
+    la_semantic_nearest wn;
+    memset(&wn, 0, sizeof wn);
+    float *Q = NULL, *vec = NULL;
+    uint32_t *vrow = NULL, *vb = NULL, *ve = NULL, *idx = la_malloc_n(n + 1, sizeof *idx), *qid = NULL, *sid = NULL;
+    size_t cap = 0, nq = 0, nv = 0, nseen = 0, embedded = 0;
+    la_status s = idx ? streamer_open(o, t, heldout, threads, &z, r) : la_error(LA_ENOMEM, "out of memory");
+    for (size_t i = 0; s == LA_OK && i < n; i++)
+        if (rows[i].part == heldout) idx[nq++] = (uint32_t)i;
+    /* auto decides from every seen row, a shard's others too; only the tiles stream */
+    *streamed = 1;
+    if (s == LA_OK && o->skip) s = shard_method(t, heldout, z.dim, p);
+    if (s == LA_OK && la_semantic_method_for(p, nq, n - nq, z.dim) != LA_SEMANTIC_TILES) {
+        *streamed = 0;
+        streamer_close(&z, NULL);
+        free(idx);
+        memset(r, 0, sizeof *r);
+        return LA_OK;
+    }
+    size_t todo = n;
+    for (size_t i = 0; o->skip && i < n; i++) todo -= o->skip[i] != 0;
+    if (o->progress) la_progress_begin(o->progress, "semantic copies: embedding and search", todo, "rows", 0);
+    /* the held-out side, whole */
+    if (s == LA_OK) s = embed_batch(&z, idx, nq, &Q, &vrow, &vb, &ve, &nv);
+    if (s == LA_OK) s = keep_ids(r, &cap, vrow, vb, ve, nv);
+    size_t nqv = nv;
+    if (s == LA_OK && !(qid = la_malloc_n(nqv + 1, sizeof *qid))) s = la_error(LA_ENOMEM, "out of memory");
+    for (size_t w = 0; s == LA_OK && w < nqv; w++) qid[w] = (uint32_t)w;
+    if (s == LA_OK) s = la_semantic_stream_begin(Q, qid, nqv, z.dim, stream_rows(o, z.dim), p, &ss);
+    if (o->progress) la_progress_add(o->progress, nq);
+    embedded = nq;
+    free(vrow), free(vb), free(ve);
+    vrow = vb = ve = NULL;
+    /* the seen side, a call at a time */
+    size_t step = z.m ? LA_STREAM_MODEL_ROWS : LA_STREAM_LEXICAL_ROWS;
+    for (size_t i = 0; s == LA_OK && i < n;) {
+        size_t k = 0;
+        for (; i < n && k < step; i++)
+            if (rows[i].part != heldout && !(o->skip && o->skip[i])) idx[k++] = (uint32_t)i;
+        if (!k) break;
+        s = embed_batch(&z, idx, k, &vec, &vrow, &vb, &ve, &nv);
+        uint32_t *grown = s == LA_OK ? la_realloc_n(sid, nv + 1, sizeof *sid) : NULL;
+        if (s == LA_OK && !grown) s = la_error(LA_ENOMEM, "out of memory");
+        if (grown) sid = grown;
+        for (size_t w = 0; s == LA_OK && w < nv; w++) sid[w] = (uint32_t)(r->nwin + w);
+        if (s == LA_OK) s = la_semantic_stream_add(ss, vec, sid, nv);
+        if (s == LA_OK) s = keep_ids(r, &cap, vrow, vb, ve, nv);
+        free(vec), free(vrow), free(vb), free(ve);
+        vec = NULL, vrow = vb = ve = NULL;
+        nseen += k;
+        embedded += k;
+        if (o->progress) la_progress_add(o->progress, k);
+    }
+    if (s == LA_OK) s = la_semantic_stream_end(ss, &wp, &wn, st);
+    la_semantic_stream_free(ss);
+    free(Q);
+    streamer_close(&z, r);
+    if (s == LA_OK && r->nwin > embedded) {
+        /* some text was cut into windows: pairs and lists of texts from those of windows */
+        s = reduce_windows(t, heldout, r->item, r->nwin, &wp, &wn, pairs, nn, hits, nhits);
+    } else if (s == LA_OK) {
+        /* one vector per row: an id stands for its row */
+        for (size_t k = 0; s == LA_OK && k < wp.n; k++) {
+            la_pair q = wp.v[k];
+            q.a = r->item[q.a];
+            q.b = r->item[q.b];
+            s = la_pairs_push(pairs, &q);
+        }
+        for (size_t k = 0; k < wn.n; k++) wn.row[k] = r->item[wn.row[k]];
+        for (size_t k = 0; k < wn.n * wn.k; k++)
+            if (wn.seen[k] != LA_SEMANTIC_NONE) wn.seen[k] = r->item[wn.seen[k]];
+        *nn = wn;
+        memset(&wn, 0, sizeof wn);
+    }
+    if (s == LA_OK) {
+        st->n_heldout = nq;
+        st->n_seen = nseen;
+    }
+    if (r->nwin == embedded) { /* no windows to name: the report reads begin/end only for windowed texts */
+        free(r->item), free(r->begin), free(r->end);
+        r->item = r->begin = r->end = NULL;
+    }
+    la_pairs_free(&wp);
+    la_semantic_nearest_free(&wn);
+    free(idx);
+    free(qid);
+    free(sid);
+    if (s != LA_OK) {
+        la_semantic_nearest_free(nn);
+        free(*hits);
+        *hits = NULL;
+        *nhits = 0;
+        embed_run_free(r);
+    }
+    return s;
+}
+
+static la_status semantic_report(const la_semantic_opts *o, const la_table *t, uint32_t heldout,
+                                 const la_semantic_params *pp, embed_run *runp, size_t npairs,
+                                 la_semantic_nearest *nnp, const la_semantic_stats *stp, win_hit *hits, size_t nhits,
+                                 size_t windowed, size_t windowed_held, la_tier_out *out);
+
 la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
                            int threads, la_pairs *pairs, la_tier_out *out)
 {
@@ -777,6 +1108,31 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     la_semantic_opts chosen = *o;
     LA_TRY(la_semantic_choose_model(&chosen, t));
     o = &chosen;
+    la_semantic_params p;
+    la_semantic_params_default(&p);
+    p.threshold = la_semantic_threshold_for(o);
+    p.topk = o->topk;
+    p.method = o->method;
+    p.threads = threads;
+    p.exec = o->exec;
+    la_semantic_nearest nn;
+    memset(&nn, 0, sizeof nn);
+    la_semantic_stats st;
+    memset(&st, 0, sizeof st);
+    size_t before = pairs->n, nhits = 0;
+    win_hit *hits = NULL;
+    embed_run run;
+    int streamed = 0;
+    la_status s = LA_OK;
+    if (can_stream(o)) {
+        /* the approximate index holds every seen vector: auto takes it only when they fit */
+        p.approx_max_bytes = (double)(o->memory_limit ? o->memory_limit : la_memory_default()) / 2;
+        s = search_streamed(o, t, heldout, threads, &p, &streamed, &run, pairs, &nn, &st, &hits, &nhits);
+        if (s != LA_OK) return s;
+    }
+    if (streamed) return semantic_report(o, t, heldout, &p, &run, pairs->n - before, &nn, &st, hits, nhits,
+                                         texts_windowed(&run, NULL, 0),
+                                         texts_windowed(&run, la_table_rows_const(t), heldout), out);
     /* A shard embeds and searches its own rows (st), mapped back to t's rows at the end; what is
      * computed from every row (the lexical weights, vectors from files) is computed on t. */
     la_table *st_own = NULL;
@@ -791,7 +1147,6 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     }
     const la_table *full = t;
     if (st_own) t = st_own;
-    embed_run run;
     la_status es = st_own && !uses_model(o) ? embed_rows(o, L, full, heldout, threads, 0, &run)
                                             : embed_rows(o, L, t, heldout, threads, !o->no_windows, &run);
     if (es == LA_OK && st_own && !uses_model(o)) {
@@ -804,21 +1159,6 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         return es;
     }
     size_t dim = run.dim;
-    const char *kind = run.kind;
-    la_status s;
-    la_semantic_params p;
-    la_semantic_params_default(&p);
-    p.threshold = la_semantic_threshold_for(o);
-    p.topk = o->topk;
-    p.method = o->method;
-    p.threads = threads;
-    p.exec = o->exec;
-    la_semantic_nearest nn;
-    memset(&nn, 0, sizeof nn);
-    la_semantic_stats st;
-    memset(&st, 0, sizeof st);
-    size_t before = pairs->n, nhits = 0;
-    win_hit *hits = NULL;
     la_pairs own = {0};
     la_pairs *found = st_own ? &own : pairs;
     s = st_own ? shard_method(full, heldout, dim, &p) : LA_OK;
@@ -849,6 +1189,27 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         return s;
     }
     t = full;
+    s = semantic_report(o, t, heldout, &p, &run, pairs->n - before, &nn, &st, hits, nhits, windowed, windowed_held,
+                        out);
+    la_table_free(st_own);
+    free(map);
+    return s;
+}
+
+/* The tier's report from its search (frees run, nn and hits). */
+static la_status semantic_report(const la_semantic_opts *o, const la_table *t, uint32_t heldout,
+                                 const la_semantic_params *pp, embed_run *runp, size_t npairs,
+                                 la_semantic_nearest *nnp, const la_semantic_stats *stp, win_hit *hits, size_t nhits,
+                                 size_t windowed, size_t windowed_held, la_tier_out *out)
+{
+    (void)heldout;
+    la_status s;
+    const la_semantic_params p = *pp;
+    embed_run run = *runp;
+    la_semantic_nearest nn = *nnp;
+    const la_semantic_stats st = *stp;
+    const size_t dim = run.dim;
+    const char *kind = run.kind;
     out->seconds = st.seconds;
     out->lexical_embedding = run.lexical;
     out->backend = st.backend ? st.backend : "cpu";
@@ -891,7 +1252,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         .nwindow_pairs = nhits,
         .backend = out->backend,
         .method = st.method,
-        .pairs = pairs->n - before,
+        .pairs = npairs,
         .heldout_rows = st.n_heldout,
         .seen_rows = st.n_seen,
         .nnearest = nn.n,
@@ -905,8 +1266,6 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     if (s == LA_OK && o->partial) s = la_partial_keep_semantic(o->partial, &r, windowed_held, run.lexical, out->fallback);
     if (s == LA_OK) s = la_report_semantic(t, &r, &out->json, &out->md, &out->html, &out->extra);
     free(wp);
-    la_table_free(st_own);
-    free(map);
     free(hits);
     embed_run_free(&run);
     la_semantic_nearest_free(&nn);

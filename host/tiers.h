@@ -41,9 +41,15 @@ typedef struct la_semantic_opts {
     const uint8_t *skip;         /* a shard (set by the pipeline; NULL: none): flagged seen rows are
                                     neither embedded nor searched (shard.h) */
     la_partial *partial;         /* a shard: the structured result is kept here as well */
+    size_t memory_limit;         /* --memory-limit in bytes (0: la_memory_default): bounds the seen
+                                    vectors held at once when the tier streams (la_tier_semantic) */
 } la_semantic_opts;
 
 void la_semantic_opts_init(la_semantic_opts *o);
+
+/* --memory-limit's default: half the memory the process may use (la_memory_usable: the physical
+ * memory, or the cgroup's limit when lower). */
+size_t la_memory_default(void);
 
 /* When the built-in encoder runs and no model was named: the model for these rows (the
  * multilingual one when a row is not English and it is installed: la_model_default_for), set in

@@ -1,5 +1,5 @@
 /*
- * la_cpus.h - how many CPUs this process may use: what `--threads 0` means.
+ * la_cpus.h - how many CPUs this process may use (what `--threads 0` means), and how much memory.
  *
  * The smaller of the CPUs in the process's affinity mask (taskset, cpusets, Slurm's binding) and
  * the CPU quota of its cgroup (a Kubernetes pod's CPU limit, Docker's --cpus), rounded up:
@@ -8,6 +8,8 @@
  */
 #ifndef LA_CPUS_H
 #define LA_CPUS_H
+
+#include <stddef.h>
 
 /* CPUs usable by this process, at least 1. Read once; later calls return the same number. */
 int la_cpu_count(void);
@@ -23,5 +25,13 @@ int la_omp_threads(int want);
  * the smallest along the path from the cgroup up to the root. 0 when there is no quota or it cannot
  * be read. */
 int la_cpu_quota(const char *sysfs_cgroup, const char *proc_cgroup);
+
+/* Memory this process may use, in bytes: the smaller of the physical memory and its cgroup's
+ * memory limit (cgroup v2 memory.max, v1 memory.limit_in_bytes, the smallest along the path, as
+ * for the CPU quota). Read once. */
+size_t la_memory_usable(void);
+
+/* The cgroup memory limit alone, read as la_cpu_quota reads the CPU quota; 0 when there is none. */
+size_t la_memory_cgroup(const char *sysfs_cgroup, const char *proc_cgroup);
 
 #endif /* LA_CPUS_H */

@@ -68,6 +68,33 @@ no_leftovers() {
     return 0
 }
 
+# json_same A B: report.json files equal once timings and every "stages" object (the calls, items
+# and bytes of each backend op, which count work, not results) are removed.
+json_same() {
+    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 differ beyond timings and stages"
+import json, sys
+def strip(o):
+    if isinstance(o, dict):
+        return {k: strip(v) for k, v in o.items() if k not in ("timings", "stages")}
+    return [strip(x) for x in o] if isinstance(o, list) else o
+a, b = (strip(json.load(open(p))) for p in sys.argv[1:])
+if a != b:
+    for k in a:
+        if a[k] != b.get(k):
+            print(k, json.dumps(a[k])[:400], "\n  other:", json.dumps(b.get(k))[:400], file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+# same_outputs A B [no-report]: every file of A is in B, byte for byte; report.json as json_same,
+# or left out with a third argument (runs that searched by different methods).
+same_outputs() {
+    [ "$(cd "$1" && ls)" = "$(cd "$2" && ls)" ] || fail "$2 holds other files than $1: $(cd "$2" && ls | tr '\n' ' ')"
+    for f in $(cd "$1" && ls); do
+        if [ "$f" = report.json ]; then [ -n "${3:-}" ] || json_same "$1/$f" "$2/$f"; else expect_same "$1/$f" "$2/$f"; fi
+    done
+}
+
 # json_get FILE EXPR: evaluate a Python expression over the parsed JSON document `j`.
 json_get() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 

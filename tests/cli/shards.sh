@@ -49,31 +49,6 @@ for name, rows in (("dev", dev), ("train", train), ("test", test)):
             f.write(json.dumps(r) + "\n")
 PY
 
-# json_same A B: report.json files equal once timings and every "stages" object are removed.
-json_same() {
-    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 differ beyond timings and stages"
-import json, sys
-def strip(o):
-    if isinstance(o, dict):
-        return {k: strip(v) for k, v in o.items() if k not in ("timings", "stages")}
-    return [strip(x) for x in o] if isinstance(o, list) else o
-a, b = (strip(json.load(open(p))) for p in sys.argv[1:])
-if a != b:
-    for k in a:
-        if a[k] != b.get(k):
-            print(k, json.dumps(a[k])[:400], "\n  merged:", json.dumps(b.get(k))[:400], file=sys.stderr)
-    sys.exit(1)
-PY
-}
-
-# same_outputs FULL MERGED: every file of FULL is in MERGED, byte for byte apart from report.json.
-same_outputs() {
-    [ "$(cd "$1" && ls)" = "$(cd "$2" && ls)" ] || fail "$2 holds other files than $1: $(cd "$2" && ls | tr '\n' ' ')"
-    for f in $(cd "$1" && ls); do
-        [ "$f" = report.json ] && json_same "$1/$f" "$2/$f" || expect_same "$1/$f" "$2/$f"
-    done
-}
-
 A=(--part dev=dev.jsonl --part train=train.jsonl --test test.jsonl --cutoff 2026-07-01 --embed lexical --threads 2)
 
 check "the unsharded audit finds near, contained, exact, family and time links"

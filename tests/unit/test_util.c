@@ -171,6 +171,18 @@ static void test_cpu_quota(void **state)
     snprintf(missing, sizeof missing, "%s/no-such-file", root);
     assert_int_equal(la_cpu_quota(fs, missing), 0);
 
+    /* the memory limit, read the same way: v1's memory hierarchy, then v2's smallest on the path */
+    put(root, "fs/memory/docker/x/memory.limit_in_bytes", "2147483648\n");
+    assert_int_equal(la_memory_cgroup(fs, self), (size_t)2 << 30);
+    put(root, "self", "0::/kubepods/pod1/c1\n");
+    assert_int_equal(la_memory_cgroup(fs, self), 0); /* nothing written on the v2 path yet */
+    put(root, "fs/kubepods/pod1/c1/memory.max", "max\n");
+    put(root, "fs/kubepods/pod1/memory.max", "805306368\n"); /* a pod's 768Mi */
+    put(root, "fs/kubepods/memory.max", "4294967296\n");
+    assert_int_equal(la_memory_cgroup(fs, self), (size_t)768 << 20);
+    assert_int_equal(la_memory_cgroup(fs, missing), 0);
+    assert_true(la_memory_usable() >= ((size_t)16 << 20));
+
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     assert_true(la_cpu_count() >= 1 && la_cpu_count() <= (online > 0 ? online : 1));
     assert_int_equal(la_omp_threads(3), 3);
