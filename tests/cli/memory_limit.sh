@@ -82,6 +82,37 @@ la merge --out merged s/0 s/1 -q
 expect_rc 1 "merge"
 same_outputs whole merged
 
+if "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2 (default)"; then
+    check "the encoder streamed, with long texts as windows, links what it links over every vector at once"
+    # --cache keeps every vector of the run (for its file): the search over all of them at once
+    python3 - <<'PY'
+import json, random
+rnd = random.Random(8)
+words = "apple river stone cloud market teacher window garden number silver engine paper forest".split()
+def sentence(n):
+    return " ".join(rnd.choice(words) for _ in range(n)).capitalize() + "."
+test = [{"id": "q%02d" % i, "text": "How many %s does the %s need before the %s opens?" % tuple(rnd.sample(words, 3))}
+        for i in range(30)]
+seen = [{"id": "p%02d" % i, "text": " ".join(sentence(12) for _ in range(25))} for i in range(24)]
+for k in range(8):  # a held-out question inside a long passage: only a window matches it
+    seen[k]["text"] += " " + test[k]["text"] + " " + " ".join(sentence(12) for _ in range(10))
+seen += [{"id": "s%02d" % i, "text": sentence(10)} for i in range(40)]
+for name, rows in (("wtest", test), ("wseen", seen)):
+    with open(name + ".jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+PY
+    W=(--dev wseen.jsonl --test wtest.jsonl --near off --embed model --threads 2 -q)
+    la audit "${W[@]}" --memory-limit 16M --out wstream
+    expect_rc 1 "the encoder, streamed"
+    la audit "${W[@]}" --cache wcache --out wwhole
+    expect_rc 1 "the encoder, every vector at once"
+    for f in pairs.jsonl clusters.jsonl assignments.jsonl nearest.jsonl; do expect_same wwhole/$f wstream/$f; done
+    [ "$(json_get wstream/report.json "j['findings']['semantic']['model']['texts_windowed']")" -ge 8 ] ||
+        fail "the long passages should be embedded as windows"
+    grep -q '"p00"' wstream/pairs.jsonl || fail "the question inside a long passage should be linked"
+fi
+
 check "bad --memory-limit values are refused before any work"
 for bad in 1M 0 abc 12Q; do
     la audit "${A[@]}" --memory-limit "$bad" --out bad
