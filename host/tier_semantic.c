@@ -1018,9 +1018,12 @@ static la_status search_streamed(const la_semantic_opts *o, const la_table *t, u
         memset(r, 0, sizeof *r);
         return LA_OK;
     }
-    size_t todo = n;
-    for (size_t i = 0; o->skip && i < n; i++) todo -= o->skip[i] != 0;
-    if (o->progress) la_progress_begin(o->progress, "semantic copies: embedding and search", todo, "rows", 0);
+    /* progress in rows: the pipeline's stage "semantic copies" (a shard's other rows count as done);
+     * the encoder, the slow part, as a stage of its own over the rows it embeds */
+    size_t skipped = 0;
+    for (size_t i = 0; o->skip && i < n; i++) skipped += o->skip[i] != 0;
+    if (o->progress && z.m) la_progress_begin(o->progress, "semantic copies: encoding", n - skipped, "rows", 0);
+    else if (o->progress) la_progress_add(o->progress, skipped);
     /* the held-out side, whole */
     if (s == LA_OK) s = embed_batch(&z, idx, nq, &Q, &vrow, &vb, &ve, &nv);
     if (s == LA_OK) s = keep_ids(r, &cap, vrow, vb, ve, nv);

@@ -300,8 +300,9 @@ struct la_semantic_stream {
     la_simtile_params tp;
     sides sd;           /* Q and qrow borrowed/copied at begin; srow grows with every row added */
     size_t cap_srow;
-    float *buf;         /* rows waiting for a whole batch of tiles */
-    size_t nbuf, cap;   /* rows in buf, and its capacity (a multiple of LA_SIMTILE_BLOCK_S) */
+    float *buf;         /* rows waiting for a whole batch of tiles, grown as rows come */
+    size_t nbuf, cap;   /* rows in buf, and the batch (a multiple of LA_SIMTILE_BLOCK_S) */
+    size_t cap_buf;     /* rows buf has room for, at most cap */
     la_simtile_hits hits;
     uint32_t *top_idx;
     float *top_cos;
@@ -351,12 +352,11 @@ la_status la_semantic_stream_begin(const float *Q, const uint32_t *qid, size_t n
     s->cap = (batch_rows + LA_SIMTILE_BLOCK_S - 1) / LA_SIMTILE_BLOCK_S * LA_SIMTILE_BLOCK_S;
     if (s->cap < LA_SIMTILE_BLOCK_S) s->cap = LA_SIMTILE_BLOCK_S;
     s->sd.qrow = la_malloc_n(nq + 1, sizeof *s->sd.qrow);
-    s->buf = la_malloc_nm(s->cap, dim, sizeof *s->buf);
     s->top_idx = la_malloc_nm(nq + 1, p->topk, sizeof *s->top_idx);
     s->top_cos = la_malloc_nm(nq + 1, p->topk, sizeof *s->top_cos);
-    if (!s->sd.qrow || !s->buf || !s->top_idx || !s->top_cos) {
+    if (!s->sd.qrow || !s->top_idx || !s->top_cos) {
         la_semantic_stream_free(s);
-        return la_error(LA_ENOMEM, "semantic: out of memory for a batch of %zu x %zu vectors", batch_rows, dim);
+        return la_error(LA_ENOMEM, "semantic: out of memory for %zu held-out rows", nq);
     }
     if (nq) memcpy(s->sd.qrow, qid, nq * sizeof *qid);
     la_simtile_top_init(s->top_idx, s->top_cos, nq, p->topk);
@@ -400,6 +400,16 @@ la_status la_semantic_stream_add(la_semantic_stream *s, const float *S, const ui
         if (!v) return la_error(LA_ENOMEM, "semantic: out of memory");
         s->sd.srow = v;
         s->cap_srow = cap;
+    }
+    if (s->nbuf + ns > s->cap_buf && s->cap_buf < s->cap) {
+        /* the buffer grows to the batch as rows come: a small seen side never takes a whole one */
+        size_t want = s->cap_buf ? s->cap_buf : LA_SIMTILE_BLOCK_S;
+        while (want < s->nbuf + ns && want < s->cap) want *= 2;
+        if (want > s->cap) want = s->cap;
+        float *b = la_realloc_n(s->buf, want * s->sd.d, sizeof *b);
+        if (!b) return la_error(LA_ENOMEM, "semantic: out of memory for a batch of %zu x %zu vectors", want, s->sd.d);
+        s->buf = b;
+        s->cap_buf = want;
     }
     for (size_t i = 0; i < ns; i++) {
         if (s->sd.ns && sid[i] <= s->sd.srow[s->sd.ns - 1])

@@ -50,7 +50,7 @@ la audit "${args[@]}" --progress always -q --out q
 expect_rc 1
 [ ! -s err.txt ] && [ ! -s out.txt ] || fail "-q printed something"
 
-check "the encoder reports its tokens as it goes (when the model is installed)"
+check "the encoder reports its rows as it goes (when the model is installed)"
 # (the folder is looked at directly: `leakaudit models` hashes every model, minutes under the sanitizers)
 if [ -s "${LEAKAUDIT_MODELS:-$SRC/models}/all-MiniLM-L6-v2/model.safetensors" ]; then
   head -n 40 "$ex/dev.jsonl" >d40.jsonl
@@ -62,7 +62,7 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 enc = [l for l in lines if l["stage"] == "semantic copies: encoding"]
 assert enc and enc[0]["progress"] == "begin" and enc[-1]["progress"] == "end", enc
-assert enc[0]["unit"] == "tokens" and enc[0]["total"] > 45 and enc[-1]["done"] == enc[0]["total"], enc
+assert enc[0]["unit"] == "rows" and enc[0]["total"] == 45 and enc[-1]["done"] == enc[0]["total"], enc
 PY
 else
   echo "  (model not installed: this check is skipped)"
