@@ -476,6 +476,14 @@ static void describe_model(const la_semantic_opts *o, const la_model *m, embed_r
         snprintf(r->why, sizeof r->why, "asked for (%s)", o->model_name ? "--model" : "--embed model");
 }
 
+/* Where the encoder ran, once it has: a device can fall back to the CPU during the run. */
+static void note_encoder_backend(const la_model *m, embed_run *r)
+{
+    const char *fb;
+    snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(m, &fb));
+    snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
+}
+
 /* The same for the lexical embedding. */
 static void describe_lexical(const la_semantic_opts *o, embed_run *r)
 {
@@ -512,9 +520,7 @@ static la_status embed_model(const la_semantic_opts *o, const la_table *t, uint3
         if (!lens[r->item ? r->item[w] : w]) memset(r->emb + w * H, 0, H * sizeof *r->emb);
     if (s == LA_OK) {
         describe_model(o, m, r);
-        const char *fb;
-        snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(m, &fb));
-        snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
+        note_encoder_backend(m, r);
     }
     free(texts);
     free(lens);
@@ -956,11 +962,7 @@ static la_status streamer_open(const la_semantic_opts *o, const la_table *t, uin
 
 static void streamer_close(streamer *z, embed_run *r)
 {
-    if (z->m && r) {
-        const char *fb;
-        snprintf(r->encoder_backend, sizeof r->encoder_backend, "%s", la_model_backend(z->m, &fb));
-        snprintf(r->encoder_fallback, sizeof r->encoder_fallback, "%s", fb);
-    }
+    if (z->m && r) note_encoder_backend(z->m, r);
     la_model_free(z->m);
     la_lexical_idf_free(z->idf);
     free(z->texts);
@@ -1099,8 +1101,7 @@ static la_status search_streamed(const la_semantic_opts *o, const la_table *t, u
     return s;
 }
 
-static la_status semantic_report(const la_semantic_opts *o, const la_table *t, uint32_t heldout,
-                                 const la_semantic_params *pp, embed_run *runp, size_t npairs,
+static la_status semantic_report(const la_semantic_opts *o, const la_table *t, const la_semantic_params *pp, embed_run *runp, size_t npairs,
                                  la_semantic_nearest *nnp, const la_semantic_stats *stp, win_hit *hits, size_t nhits,
                                  size_t windowed, size_t windowed_held, la_tier_out *out);
 
@@ -1133,7 +1134,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         s = search_streamed(o, t, heldout, threads, &p, &streamed, &run, pairs, &nn, &st, &hits, &nhits);
         if (s != LA_OK) return s;
     }
-    if (streamed) return semantic_report(o, t, heldout, &p, &run, pairs->n - before, &nn, &st, hits, nhits,
+    if (streamed) return semantic_report(o, t, &p, &run, pairs->n - before, &nn, &st, hits, nhits,
                                          texts_windowed(&run, NULL, 0),
                                          texts_windowed(&run, la_table_rows_const(t), heldout), out);
     /* A shard embeds and searches its own rows (st), mapped back to t's rows at the end; what is
@@ -1192,7 +1193,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         return s;
     }
     t = full;
-    s = semantic_report(o, t, heldout, &p, &run, pairs->n - before, &nn, &st, hits, nhits, windowed, windowed_held,
+    s = semantic_report(o, t, &p, &run, pairs->n - before, &nn, &st, hits, nhits, windowed, windowed_held,
                         out);
     la_table_free(st_own);
     free(map);
@@ -1200,12 +1201,10 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
 }
 
 /* The tier's report from its search (frees run, nn and hits). */
-static la_status semantic_report(const la_semantic_opts *o, const la_table *t, uint32_t heldout,
-                                 const la_semantic_params *pp, embed_run *runp, size_t npairs,
+static la_status semantic_report(const la_semantic_opts *o, const la_table *t, const la_semantic_params *pp, embed_run *runp, size_t npairs,
                                  la_semantic_nearest *nnp, const la_semantic_stats *stp, win_hit *hits, size_t nhits,
                                  size_t windowed, size_t windowed_held, la_tier_out *out)
 {
-    (void)heldout;
     la_status s;
     const la_semantic_params p = *pp;
     embed_run run = *runp;
