@@ -23,6 +23,9 @@
 #include "near_kernels.h"
 #include "parallel.h"
 #include "shingle_core.h"
+#include "shingle_scan.h"
+
+#include <pthread.h>
 
 #include <math.h>
 #include <stdatomic.h>
@@ -114,19 +117,6 @@ static int word_index(const char *s, size_t n, const void *table, size_t count, 
     return -1;
 }
 
-/* The digits a number word stands for, or NULL. Number words are matched as the normalized text has
- * them (case-folded under the default normalization). */
-static const char *number_word(const char *s, size_t n)
-{
-    if (n < 3 || n > 9) return NULL;
-    switch (s[0]) {
-    case 'z': case 'o': case 't': case 'f': case 's': case 'e': case 'n': case 'h': case 'm': case 'd': case 'q': break;
-    default: return NULL;
-    }
-    int i = word_index(s, n, k_number_words, sizeof k_number_words / sizeof *k_number_words, sizeof *k_number_words);
-    return i < 0 ? NULL : k_number_words[i][1];
-}
-
 static unsigned multiplier(const char *s, size_t n)
 {
     if (n < 5 || n > 8 || (s[0] != 'd' && s[0] != 'h' && s[0] != 't' && s[0] != 'm')) return 0;
@@ -200,48 +190,121 @@ static void replace_last_number(words *w, uint64_t v)
     w->h.v[w->h.n - 1] = la_hash_bytes((const unsigned char *)d, (size_t)len);
 }
 
+/* The number words by their hash as words: a table the scan looks each word's hash up in (one
+ * probe for most words) in place of comparing the word with every entry. Built once per process. */
+enum { NUMBER_SLOTS = 512 };
+typedef struct number_slot {
+    uint64_t word;           /* la_hash_bytes of the word (0: empty slot) */
+    uint64_t digits;         /* la_hash_bytes of its digits */
+    uint64_t value;
+    const char *text;
+    size_t len;
+} number_slot;
+static number_slot k_number_slots[NUMBER_SLOTS];
+static pthread_once_t number_once = PTHREAD_ONCE_INIT;
+
+static size_t number_home(uint64_t h) { return (size_t)(h >> 55) & (NUMBER_SLOTS - 1); }
+
+static void number_table_init(void)
+{
+    for (size_t k = 0; k < sizeof k_number_words / sizeof *k_number_words; k++) {
+        const char *w = k_number_words[k][0], *d = k_number_words[k][1];
+        uint64_t h = la_hash_bytes((const unsigned char *)w, strlen(w));
+        size_t i = number_home(h);
+        while (k_number_slots[i].word) i = (i + 1) & (NUMBER_SLOTS - 1);
+        k_number_slots[i] = (number_slot){h, la_hash_bytes((const unsigned char *)d, strlen(d)), strtoull(d, NULL, 10), w, strlen(w)};
+    }
+}
+
+/* The number word s[0 .. n) with hash h (la_hash_bytes), or NULL. */
+static const number_slot *number_word_hashed(const char *s, size_t n, uint64_t h)
+{
+    if (n < 3 || n > 9) return NULL;
+    for (size_t i = number_home(h); k_number_slots[i].word; i = (i + 1) & (NUMBER_SLOTS - 1))
+        if (k_number_slots[i].word == h && k_number_slots[i].len == n && !memcmp(k_number_slots[i].text, s, n))
+            return &k_number_slots[i];
+    return NULL;
+}
+
+/* One word s[b .. e) of the text s[0 .. n) into w; digit: it holds an ASCII digit. w has room. */
+static void add_word(const char *s, size_t n, size_t b, size_t e, int digit, words *w, number_state *st)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = e - b;
+    if (digit && len > 2 && ordinal_suffix(s + b, len)) len -= 2;
+    uint64_t h = la_scan_word_token(p, b, len, n);
+    const number_slot *nw = digit ? NULL : number_word_hashed(s + b, len, h);
+    uint64_t word_value = nw ? nw->value : 0;
+    uint64_t joined = joined_number(s, b, e, word_value, st);
+    if (joined) {
+        replace_last_number(w, joined);
+        int tens_word = word_value >= 20 && word_value <= 90 && word_value % 10 == 0;
+        *st = (number_state){joined, tens_word && st->scaled, multiplier(s + b, e - b) && joined % 100 == 0, e};
+        return;
+    }
+    w->h.v[w->h.n] = nw ? nw->digits : h;
+    w->num[w->h.n] = (unsigned char)(digit || nw);
+    w->h.n++;
+    uint64_t value = digit ? digits_value(s, n, b, b + len) : word_value;
+    *st = (number_state){value, !digit && value >= 20 && value <= 90 && value % 10 == 0, 0, e};
+}
+
 /*
  * The words of s, hashed, with their number bits. A number is its digits whether written in digits
  * or in words: "twenty-five" and "25", "four decades" and "40", "3 dozen" and "36" are one word each,
- * with the same hash (the joined words are one word: "3 dozen eggs" is the words 36, eggs).
+ * with the same hash (the joined words are one word: "3 dozen eggs" is the words 36, eggs). Words
+ * are found 64 bytes at a time from bit masks of the word bytes and the digits, as the near tier
+ * finds them.
  */
 static int split_words(const char *s, size_t n, words *w)
 {
+    pthread_once(&number_once, number_table_init);
     w->h.n = 0;
-    number_state st = {0};
-    size_t i = 0;
-    while (i < n) {
-        while (i < n && !la_is_word_byte((unsigned char)s[i])) i++;
-        size_t b = i;
-        int digit = 0;
-        while (i < n && la_is_word_byte((unsigned char)s[i])) digit |= is_digit(s[i]), i++;
-        if (i == b) break;
-        const char *nw = digit ? NULL : number_word(s + b, i - b);
-        uint64_t word_value = nw ? strtoull(nw, NULL, 10) : 0;
-        uint64_t joined = joined_number(s, b, i, word_value, &st);
-        if (joined) {
-            replace_last_number(w, joined);
-            int tens_word = word_value >= 20 && word_value <= 90 && word_value % 10 == 0;
-            st = (number_state){joined, tens_word && st.scaled, multiplier(s + b, i - b) && joined % 100 == 0, i};
-            continue;
-        }
-        if (!u64v_reserve(&w->h, w->h.n + 1)) return 0;
-        if (w->h.n + 1 > w->numcap) {
-            size_t cap = w->h.cap;
-            unsigned char *q = realloc(w->num, cap);
-            if (!q) return 0;
-            w->num = q;
-            w->numcap = cap;
-        }
-        size_t len = i - b;
-        if (digit && len > 2 && ordinal_suffix(s + b, len)) len -= 2;
-        w->h.v[w->h.n] = nw ? la_hash_bytes((const unsigned char *)nw, strlen(nw))
-                            : la_hash_bytes((const unsigned char *)s + b, len);
-        w->num[w->h.n] = (unsigned char)(digit || nw);
-        w->h.n++;
-        uint64_t value = digit ? digits_value(s, n, b, b + len) : word_value;
-        st = (number_state){value, !digit && value >= 20 && value <= 90 && value % 10 == 0, 0, i};
+    /* a text of n bytes has at most (n + 1) / 2 words */
+    size_t most = n / 2 + 1;
+    if (!u64v_reserve(&w->h, most)) return 0;
+    if (most > w->numcap) {
+        unsigned char *q = realloc(w->num, w->h.cap);
+        if (!q) return 0;
+        w->num = q;
+        w->numcap = w->h.cap;
     }
+    number_state st = {0};
+    const unsigned char *p = (const unsigned char *)s;
+    uint64_t in = 0;          /* the last byte of the previous block is a word byte */
+    size_t open = SIZE_MAX;   /* start of a word still open at the end of the previous block */
+    int open_digit = 0;       /* that word holds a digit so far */
+    for (size_t base = 0; base < n; base += 64) {
+        uint64_t dg, m = la_scan_block_masks(p, n, base, &dg);
+        uint64_t before = m << 1 | in; /* bit j: the byte before byte j is a word byte */
+        uint64_t bs = m & ~before, en = ~m & before;
+        in = m >> 63;
+        if (open != SIZE_MAX) {
+            if (!en) {            /* the open word spans this whole block */
+                open_digit |= dg != 0;
+                continue;
+            }
+            unsigned e = (unsigned)__builtin_ctzll(en);
+            en &= en - 1;
+            open_digit |= (dg & ((1ull << e) - 1)) != 0;
+            add_word(s, n, open, base + e, open_digit, w, &st);
+            open = SIZE_MAX;
+        }
+        while (en) {
+            unsigned b = (unsigned)__builtin_ctzll(bs), e = (unsigned)__builtin_ctzll(en);
+            bs &= bs - 1;
+            en &= en - 1;
+            /* bits b .. e - 1 (e > b, e <= 63) */
+            uint64_t span = (~0ull >> (64 - (e - b))) << b;
+            add_word(s, n, base + b, base + e, (dg & span) != 0, w, &st);
+        }
+        if (bs) {
+            unsigned b = (unsigned)__builtin_ctzll(bs);
+            open = base + b;
+            open_digit = (dg >> b) != 0;
+        }
+    }
+    if (open != SIZE_MAX) add_word(s, n, open, n, open_digit, w, &st); /* a word ending the text */
     return 1;
 }
 

@@ -220,7 +220,11 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         n = la_cpu_shingle_unique(u, n);
         c->nsh[i] = (uint32_t)n;
         if (c->contain)
-            for (size_t k = 0; k < n; k++) atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
+            for (size_t k = 0; k < n; k++) {
+                /* the counters are a table far larger than the cache: start the misses early */
+                if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&c->df[df_slot(u[k + PROBE_AHEAD])]);
+                atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
+            }
         if (skip) c->nsh[i] = 0, c->mcnt[j] = 0; /* counted in the frequencies, and no further */
     }
     phase_adds(c, end - begin);
@@ -303,6 +307,7 @@ static la_status sample_rows(void *ctx, int worker, size_t begin, size_t end)
         size_t nb = 0, shared = 0, m = (size_t)c->m;
         for (size_t k = 0; k < n; k++) {
             uint64_t h = s->sh[k];
+            if (k + PROBE_AHEAD < n) LA_PREFETCH(&c->df[df_slot(s->sh[k + PROBE_AHEAD])]);
             uint32_t d = atomic_load_explicit(&c->df[df_slot(h)], memory_order_relaxed);
             if (d < 2) continue;
             shared++;

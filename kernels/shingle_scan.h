@@ -99,6 +99,48 @@ static inline uint64_t la_scan_word_mask64(const unsigned char *p)
 #endif
 }
 
+/* Bit j of *digits set when p[j] is an ASCII digit, j < 64; the word bytes as la_scan_word_mask64
+ * returns them. Reads p[0..64). */
+static inline uint64_t la_scan_word_digit_mask64(const unsigned char *p, uint64_t *digits)
+{
+#ifdef LA_SHINGLE_SSE2
+    const __m128i d_off = _mm_set1_epi8((char)(0x80 - '0')), d_lim = _mm_set1_epi8((char)(-128 + 10));
+    const __m128i a_off = _mm_set1_epi8((char)(0x80 - 'a')), a_lim = _mm_set1_epi8((char)(-128 + 26));
+    const __m128i lower = _mm_set1_epi8(0x20);
+    uint64_t m = 0, dm = 0;
+    for (int q = 0; q < 4; q++) {
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * q));
+        __m128i d = _mm_cmplt_epi8(_mm_add_epi8(c, d_off), d_lim);
+        __m128i a = _mm_cmplt_epi8(_mm_add_epi8(_mm_or_si128(c, lower), a_off), a_lim);
+        m |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(d, a), c)) << (16 * q);
+        dm |= (uint64_t)(uint16_t)_mm_movemask_epi8(d) << (16 * q);
+    }
+    *digits = dm;
+    return m;
+#else
+    uint64_t m = 0, dm = 0;
+    for (int j = 0; j < 64; j++) {
+        m |= (uint64_t)la_is_word_byte(p[j]) << j;
+        dm |= (uint64_t)(p[j] >= '0' && p[j] <= '9') << j;
+    }
+    *digits = dm;
+    return m;
+#endif
+}
+
+/* la_scan_block_mask with the digits of the block in *digits (bits past the text clear). */
+static inline uint64_t la_scan_block_masks(const unsigned char *p, size_t len, size_t base, uint64_t *digits)
+{
+    if (len - base >= 64) return la_scan_word_digit_mask64(p + base, digits);
+    uint64_t m = 0, dm = 0;
+    for (size_t k = 0; k < len - base; k++) {
+        m |= (uint64_t)la_is_word_byte(p[base + k]) << k;
+        dm |= (uint64_t)(p[base + k] >= '0' && p[base + k] <= '9') << k;
+    }
+    *digits = dm;
+    return m;
+}
+
 /* Token hash of the word p[s..s+l) of a text of len bytes: la_hash_bytes, with the common case of a
  * word of up to 8 bytes that is not at the very end of the text read as one 8-byte load and a mask.
  * (A branch-free variant for words of up to 16 bytes, which always computes the first fold, measured

@@ -108,6 +108,16 @@ static void test_portable_helpers(void **state)
         uint64_t want = 0;
         for (int j = 0; j < 64; j++) want |= (uint64_t)la_is_word_byte(buf[j]) << j;
         assert_true(la_scan_word_mask64(buf) == want);
+        uint64_t digits = 0, want_digits = 0;
+        for (int j = 0; j < 64; j++) want_digits |= (uint64_t)(buf[j] >= '0' && buf[j] <= '9') << j;
+        assert_true(la_scan_word_digit_mask64(buf, &digits) == want && digits == want_digits);
+        size_t base = rnd() % 64, blen = base + rnd() % 100;
+        uint64_t bd = 0, bw = la_scan_block_masks(buf, blen, base, &bd), ww = 0, wd = 0;
+        for (size_t j = base; j < blen && j < base + 64; j++) {
+            ww |= (uint64_t)la_is_word_byte(buf[j]) << (j - base);
+            wd |= (uint64_t)(buf[j] >= '0' && buf[j] <= '9') << (j - base);
+        }
+        assert_true(bw == ww && bd == wd);
         size_t s = rnd() % 50, l = 1 + rnd() % 20;
         assert_true(la_scan_word_token(buf, s, l, s + l + rnd() % 20) == la_hash_bytes(buf + s, l));
     }
