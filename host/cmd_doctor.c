@@ -51,8 +51,20 @@ int la_cmd_doctor(int argc, char **argv)
     printf("\nDevices:\n");
     int count = 0;
     la_status s = la_cuda_device_count(&count);
+    char no_device[512];
+    snprintf(no_device, sizeof no_device, "%s", s != LA_OK ? la_last_error() : "");
+    if (la_cuda_compiled()) {
+        /* opened on first use by the kernels; here to say where it comes from, or why it cannot */
+        char where[1024];
+        if (la_cuda_blas_library(where, sizeof where) == LA_OK)
+            printf("  cuBLAS: %s\n", where);
+        else if (s == LA_OK)
+            ok &= check("cuBLAS loads (the GPU similarity tiles and encoder need it)", 0, la_last_error());
+        else
+            printf("  cuBLAS: not loaded (%s)\n", la_last_error());
+    }
     if (s != LA_OK) {
-        printf("  none: %s; audits run on the CPU\n", la_last_error());
+        printf("  none: %s; audits run on the CPU\n", no_device);
     } else {
         for (int d = 0; d < count; d++) {
             la_device_info info;

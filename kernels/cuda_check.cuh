@@ -13,6 +13,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "cublas_load.cuh"
+
 #include "leakaudit.h"
 
 #define LA_CU(call)                                                                           \
@@ -30,7 +32,7 @@
         cublasStatus_t la_cb_s_ = (call);                                                      \
         if (la_cb_s_ != CUBLAS_STATUS_SUCCESS)                                                 \
             return la_error(LA_ECUDA, "%s:%d: %s: %s", __FILE__, __LINE__, #call,              \
-                            cublasGetStatusString(la_cb_s_));                                  \
+                            la_cublas_status_string(la_cb_s_));                                  \
     } while (0)
 
 /* After a kernel launch: a bad configuration shows up here, a fault in the kernel at the next

@@ -25,4 +25,9 @@ la_status la_cuda_device_count(int *count /* OUT */);
 /* Properties of device `index`. */
 la_status la_cuda_device_info(int index, la_device_info *out /* OUT */);
 
+/* Load cuBLAS (the CUDA kernels open it on first use, not at start-up) and write the file it was
+ * loaded from into path[0 .. n); LA_ENODEV with the loader's message when it cannot be loaded,
+ * LA_EUNSUPPORTED without CUDA. Needs no device. */
+la_status la_cuda_blas_library(char *path, size_t n);
+
 #endif /* LA_DEVICE_H */

@@ -17,4 +17,10 @@ la_status la_cuda_device_info(int index, la_device_info *out)
     memset(out, 0, sizeof *out);
     return la_error(LA_EUNSUPPORTED, "this build has no CUDA backend (built without nvcc)");
 }
+
+la_status la_cuda_blas_library(char *path, size_t n)
+{
+    if (n) path[0] = 0;
+    return la_error(LA_EUNSUPPORTED, "this build has no CUDA backend (built without nvcc)");
+}
 #endif

@@ -119,8 +119,8 @@ static size_t g_stage_cap;
 static la_status ensure_blas(size_t stage_elems)
 {
     if (!g_blas) {
-        LA_CUBLAS(cublasCreate(&g_blas));
-        LA_CUBLAS(cublasSetMathMode(g_blas, CUBLAS_DEFAULT_MATH));
+        LA_CUBLAS(la_cublas_create(&g_blas));
+        LA_CUBLAS(la_cublas_set_math_mode(g_blas, CUBLAS_DEFAULT_MATH));
     }
     if (stage_elems > g_stage_cap) {
         la_cu_free(&g_stage);
@@ -141,7 +141,7 @@ extern "C" la_status la_cuda_encoder_linear(const float *x, const void *wt, cons
     LA_CU_LAUNCHED();
     const float one = 1.0f;
     /* row-major y = x W^T is column-major y^T = W x^T: W (in x out, col-major) transposed */
-    LA_CUBLAS(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)out, (int)nrows, (int)in, &one, wt, CUDA_R_16F,
+    LA_CUBLAS(la_cublas_gemm_ex(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)out, (int)nrows, (int)in, &one, wt, CUDA_R_16F,
                            (int)in, g_stage, CUDA_R_16F, (int)in, &one, y, CUDA_R_32F, (int)out, CUBLAS_COMPUTE_32F,
                            CUBLAS_GEMM_DEFAULT));
     return LA_OK;
@@ -236,7 +236,7 @@ extern "C" void la_cuda_encoder_release(void)
     la_cu_free(&g.ids);
     la_cu_free(&g.start);
     memset(&g, 0, sizeof g);
-    if (g_blas) cublasDestroy(g_blas);
+    if (g_blas) la_cublas_destroy(g_blas);
     g_blas = NULL;
     la_cu_free(&g_stage);
     g_stage_cap = 0;

@@ -369,8 +369,8 @@ la_status prepare_stream(ctx *c, stream_ctx *s) {
     const size_t bs = c->bs, d = c->d;
     size_t ob = in_bytes(c->o.precision);
     LA_CU(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-    LA_CUBLAS(cublasCreate(&s->blas));
-    LA_CUBLAS(cublasSetStream(s->blas, s->stream));
+    LA_CUBLAS(la_cublas_create(&s->blas));
+    LA_CUBLAS(la_cublas_set_stream(s->blas, s->stream));
     LA_CU(cudaMallocHost(&s->h_stage, bs * d * sizeof(float)));
     LA_CU(cudaMallocHost(&s->h_snorm, bs * sizeof(float)));
     LA_CU(cudaMallocHost(&s->h_np, sizeof(unsigned long long)));
@@ -393,7 +393,7 @@ la_status prepare_stream(ctx *c, stream_ctx *s) {
 
 void release_stream(stream_ctx *s) {
     if (s->stream) cudaStreamSynchronize(s->stream);
-    if (s->blas) cublasDestroy(s->blas);
+    if (s->blas) la_cublas_destroy(s->blas);
     if (s->stream) cudaStreamDestroy(s->stream);
     la_cu_free_host(&s->h_stage);
     la_cu_free_host(&s->h_snorm);
@@ -425,13 +425,13 @@ la_status tile_gemm(const ctx *c, const stream_ctx *s, size_t rows, size_t q0, s
     const float one = 1.0f, zero = 0.0f;
     const int m = (int)rows, n = (int)mq, k = (int)c->d, ld = (int)c->d;
     if (c->o.precision == LA_GEMM_FP16) {
-        LA_CUBLAS(cublasGemmEx(s->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, s->d_S16, CUDA_R_16F,
+        LA_CUBLAS(la_cublas_gemm_ex(s->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, s->d_S16, CUDA_R_16F,
                                ld, c->d_Q16 + q0 * c->d, CUDA_R_16F, ld, &zero, s->d_C, CUDA_R_16F,
                                (int)c->ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     } else {
         cublasComputeType_t ct = c->o.precision == LA_GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                                  : CUBLAS_COMPUTE_32F;
-        LA_CUBLAS(cublasGemmEx(s->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, s->d_S32, CUDA_R_32F,
+        LA_CUBLAS(la_cublas_gemm_ex(s->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, s->d_S32, CUDA_R_32F,
                                ld, c->d_Q32 + q0 * c->d, CUDA_R_32F, ld, &zero, s->d_C, CUDA_R_32F,
                                (int)c->ldc, ct, CUBLAS_GEMM_DEFAULT));
     }
@@ -671,7 +671,7 @@ extern "C" la_status la_cuda_gemm_reference(size_t m, size_t n, size_t d, int pr
         cublasHandle_t h = nullptr;
         cudaEvent_t e0 = nullptr, e1 = nullptr;
         ~ref() {
-            if (h) cublasDestroy(h);
+            if (h) la_cublas_destroy(h);
             if (e0) cudaEventDestroy(e0);
             if (e1) cudaEventDestroy(e1);
             la_cu_free(&A);
@@ -693,7 +693,7 @@ extern "C" la_status la_cuda_gemm_reference(size_t m, size_t n, size_t d, int pr
     random_fill<<<(unsigned)((n * d + 255) / 256), 256>>>(fp16 ? (__half *)r.B : nullptr,
                                                           fp16 ? nullptr : (float *)r.B, n * d, 2);
     LA_CU_LAUNCHED();
-    LA_CUBLAS(cublasCreate(&r.h));
+    LA_CUBLAS(la_cublas_create(&r.h));
     LA_CU(cudaEventCreate(&r.e0));
     LA_CU(cudaEventCreate(&r.e1));
     const float one = 1.0f, zero = 0.0f;
@@ -701,7 +701,7 @@ extern "C" la_status la_cuda_gemm_reference(size_t m, size_t n, size_t d, int pr
     cublasComputeType_t ct = precision == LA_GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     for (int i = 0; i <= reps; i++) {
         if (i == 1) LA_CU(cudaEventRecord(r.e0));
-        LA_CUBLAS(cublasGemmEx(r.h, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, (int)n, (int)d, &one, r.A, it,
+        LA_CUBLAS(la_cublas_gemm_ex(r.h, CUBLAS_OP_T, CUBLAS_OP_N, (int)m, (int)n, (int)d, &one, r.A, it,
                                (int)d, r.B, it, (int)d, &zero, r.C, ot, (int)ldc, ct,
                                CUBLAS_GEMM_DEFAULT));
     }

@@ -9,6 +9,12 @@ la doctor
 expect_rc 0
 if ! grep -q "^  none:" out.txt; then echo "a device is present: skipped"; exit 77; fi
 
+check "a CUDA build opens cuBLAS only when asked: not at start-up, and doctor says where it is"
+if grep -q "CUDA backend: compiled in" out.txt; then
+  expect_has out.txt "  cuBLAS: "
+  if command -v ldd >/dev/null && ldd "$LEAKAUDIT" | grep -q libcublas; then fail "the program links cuBLAS at start-up"; fi
+fi
+
 printf '%s\n' '{"id":"d1","text":"one"}' >dev.jsonl
 printf '%s\n' '{"id":"t1","text":"two"}' >test.jsonl
 
