@@ -7,14 +7,17 @@
  *      shingles, counts the distinct ones and feeds the document-frequency sketch; the backend
  *      (dispatch.h: CPU or CUDA) computes the SimHash of the sorted multisets ("near_simhash") and
  *      the MinHash signatures of the distinct sets ("near_signatures"); then the LSH band keys of
- *      all rows ("near_band_keys") and the bottom-m containment samples (CPU);
+ *      all rows ("near_band_keys") and the bottom-m containment samples (CPU) of the held-out rows
+ *      (of every row with --within);
  *   2. bucket tables: held-out rows ("h") and the other rows ("o", only when needed), their entries
  *      sorted by key on the backend ("near_buckets", a stable sort: the same tables on every backend);
  *      a containment entry also carries what a hit needs of its row, and a bit filter of all samples
  *      replaces the frequency sketch, which is freed;
  *   3. candidates (CPU, parallel): every row probes the tables of the other side, pairs collected
  *      per thread and then sorted and merged; the probes read random slots of tables larger than
- *      the cache, so they prefetch some lookups ahead;
+ *      the cache, so they prefetch some lookups ahead. Without --within the other side's rows are
+ *      sampled as they probe, from the shingles the probe builds anyway, and the held-out rows probe
+ *      the other side's samples after them;
  *   4. verification (CPU, parallel): shingle sets are rebuilt from the text and compared exactly.
  * Shingle sets are not kept between phases: rebuilding them costs less than storing them for a
  * corpus of hundreds of thousands of rows.
@@ -60,8 +63,10 @@ void la_near_params_default(la_near_params *p)
 enum { SRC_LSH = 1, SRC_SIM = 2, SRC_CON = 4 };
 enum { MAX_SAMPLE = 64 };
 /* Shingle hashes per signature batch: a bound of 8 bytes each for the multisets and the distinct
- * sets, so a batch holds about 2 x 64 MiB on the CPU and 2 x 256 MiB for a device backend. */
-#define BATCH_SLOTS_HOST ((size_t)8 << 20)
+ * sets, so a batch holds about 2 x 8 MiB on the CPU (it stays in the cache between shingling and
+ * MinHash, and a small corpus does not fault in 128 MiB of fresh pages as 2 x 64 MiB did: peak RSS
+ * 381 -> 269 MB at 50k x 5k) and 2 x 256 MiB for a device backend. */
+#define BATCH_SLOTS_HOST ((size_t)1 << 20)
 #define BATCH_SLOTS_DEVICE ((size_t)32 << 20)
 #define DF_BITS 24
 #define DF_SIZE ((size_t)1 << DF_BITS)
@@ -108,6 +113,8 @@ typedef struct scratch {
 
 typedef struct near_ctx near_ctx;
 
+typedef enum side { SIDE_HELD, SIDE_OTHER } side;
+
 struct near_ctx {
     const la_row *r;
     size_t n;
@@ -134,6 +141,9 @@ struct near_ctx {
     scratch *sc;
     int nthreads;
     la_exec *x;               /* the backend ops run through it */
+    int pass_side;            /* the rows a pass takes: a side, or -1 for all */
+    int fused;                /* the other side is sampled as it probes (see run) */
+    int sample_in_probe;      /* this candidate pass samples the rows it probes */
     /* the signature batch: rows [b0, b1), each row's shingles at slot[i - b0] in mh (sorted
      * multiset) and uh (distinct), then packed to CSR moff / uoff */
     size_t b0, b1;
@@ -292,46 +302,63 @@ static la_status sign_rows(near_ctx *c)
  * likely to be hit as any, while common shingles, which would hit unrelated hosts, are avoided. A row
  * whose shared shingles are fewer than threshold * its size cannot be the contained side of any pair
  * and gets no sample. */
+static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n)
+{
+    uint64_t best_h[MAX_SAMPLE];
+    uint32_t best_df[MAX_SAMPLE];
+    size_t nb = 0, shared = 0, m = (size_t)c->m;
+    c->nsamp[i] = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t h = sh[k];
+        if (k + PROBE_AHEAD < n) LA_PREFETCH(&c->df[df_slot(sh[k + PROBE_AHEAD])]);
+        uint32_t d = atomic_load_explicit(&c->df[df_slot(h)], memory_order_relaxed);
+        if (d < 2) continue;
+        shared++;
+        /* Hashes arrive ascending, so an equal df never displaces an earlier entry. */
+        if (nb == m && d >= best_df[nb - 1]) continue;
+        size_t j = nb < m ? nb++ : nb - 1;
+        while (j > 0 && best_df[j - 1] > d) {
+            best_df[j] = best_df[j - 1];
+            best_h[j] = best_h[j - 1];
+            j--;
+        }
+        best_df[j] = d;
+        best_h[j] = h;
+    }
+    if ((double)shared < c->p.containment_threshold * (double)n) return;
+    memcpy(c->samp + i * (size_t)c->m, best_h, nb * sizeof *best_h);
+    c->nsamp[i] = (uint32_t)nb;
+}
+
+/* Row i's sorted distinct shingles in s->sh; their count, or (size_t)-1 when out of memory. */
+static size_t distinct_row(const near_ctx *c, scratch *s, size_t i)
+{
+    size_t n = shingle_row(c, i, &s->sh, &s->shcap);
+    return n == (size_t)-1 ? n : la_cpu_shingle_unique(s->sh, n);
+}
+
+/* Whether a pass over the rows takes row i: every row, or only one side's (c->pass_side). */
+static int in_pass(const near_ctx *c, size_t i)
+{
+    return c->pass_side < 0 || (c->r[i].part == c->held) == (c->pass_side == SIDE_HELD);
+}
+
 static la_status sample_rows(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
     scratch *s = &c->sc[worker];
     for (size_t i = begin; i < end; i++) {
+        if (!in_pass(c, i)) continue;
         c->nsamp[i] = 0;
         if (c->nsh[i] < (uint32_t)c->p.containment_min_shingles) continue;
-        size_t n = shingle_row(c, i, &s->sh, &s->shcap);
+        size_t n = distinct_row(c, s, i);
         if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory sampling rows");
-        n = la_cpu_shingle_unique(s->sh, n);
-        uint64_t best_h[MAX_SAMPLE];
-        uint32_t best_df[MAX_SAMPLE];
-        size_t nb = 0, shared = 0, m = (size_t)c->m;
-        for (size_t k = 0; k < n; k++) {
-            uint64_t h = s->sh[k];
-            if (k + PROBE_AHEAD < n) LA_PREFETCH(&c->df[df_slot(s->sh[k + PROBE_AHEAD])]);
-            uint32_t d = atomic_load_explicit(&c->df[df_slot(h)], memory_order_relaxed);
-            if (d < 2) continue;
-            shared++;
-            /* Hashes arrive ascending, so an equal df never displaces an earlier entry. */
-            if (nb == m && d >= best_df[nb - 1]) continue;
-            size_t j = nb < m ? nb++ : nb - 1;
-            while (j > 0 && best_df[j - 1] > d) {
-                best_df[j] = best_df[j - 1];
-                best_h[j] = best_h[j - 1];
-                j--;
-            }
-            best_df[j] = d;
-            best_h[j] = h;
-        }
-        if ((double)shared < c->p.containment_threshold * (double)n) continue;
-        memcpy(c->samp + i * (size_t)c->m, best_h, nb * sizeof *best_h);
-        c->nsamp[i] = (uint32_t)nb;
+        sample_set(c, i, s->sh, n);
     }
     return LA_OK;
 }
 
 /* ---- phase 2: tables --------------------------------------------------------------------------- */
-
-typedef enum side { SIDE_HELD, SIDE_OTHER } side;
 
 static uint32_t con_aux(const near_ctx *c, uint32_t i)
 {
@@ -408,18 +435,20 @@ static int filter_has(const near_ctx *c, uint64_t h)
     return (int)(c->filter[b >> 6] >> (b & 63) & 1);
 }
 
-/* The filter of every row's containment sample: a shingle whose bit is clear is in no containment
- * table, so the probe skips it without touching the tables (a few MB in place of tens). */
+/* The filter of the containment samples of the rows of the pass (c->pass_side): a shingle whose bit
+ * is clear is in no sample there, so the probe skips it without touching the tables (a few MB in
+ * place of tens). */
 static la_status build_filter(near_ctx *c)
 {
     size_t entries = 0;
-    for (size_t i = 0; i < c->n; i++) entries += c->nsamp[i];
+    for (size_t i = 0; i < c->n; i++) entries += in_pass(c, i) ? c->nsamp[i] : 0;
+    free(c->filter);
     c->filter_log2 = FILTER_MIN_LOG2;
     while (c->filter_log2 < 40 && ((size_t)1 << c->filter_log2) < entries * FILTER_BITS_PER_ENTRY) c->filter_log2++;
     c->filter = la_calloc_n((size_t)1 << (c->filter_log2 - 6), sizeof *c->filter);
     if (!c->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu containment samples", entries);
     for (size_t i = 0; i < c->n; i++)
-        for (size_t j = 0; j < c->nsamp[i]; j++) {
+        for (size_t j = 0; in_pass(c, i) && j < c->nsamp[i]; j++) {
             size_t b = filter_bit(c, c->samp[i * (size_t)c->m + j]);
             c->filter[b >> 6] |= 1ull << (b & 63);
         }
@@ -445,8 +474,10 @@ static int pairable(const near_ctx *c, uint32_t x, uint32_t y)
     return c->p.within && c->r[x].part == c->r[y].part;
 }
 
-/* Returns 0 when out of memory. */
-static int probe_row(near_ctx *c, scratch *s, uint32_t x)
+/* Row x probes the tables of the other side. sh[0 .. nsh_x): its sorted distinct shingles when the
+ * caller has them (they are in s->sh), else sh is NULL and the containment probe builds them.
+ * Returns 0 when out of memory. */
+static int probe_row(near_ctx *c, scratch *s, uint32_t x, int have_sh, size_t nsh_x)
 {
     int xh = c->r[x].part == c->held;
     /* Symmetric keys (bands, blocks): other rows probe the held-out table; with `within`, each row
@@ -484,9 +515,8 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
     /* Containment: x is the longer side; look every shingle of x up in the samples of the rows it
      * may contain. Both directions across the boundary, so the held-out row can be either side. */
     la_buckets *con[2] = {xh ? c->con_o : c->con_h, c->p.within ? (xh ? c->con_h : c->con_o) : NULL};
-    size_t n = shingle_row(c, x, &s->sh, &s->shcap);
+    size_t n = have_sh ? nsh_x : distinct_row(c, s, x);
     if (n == (size_t)-1) return 0;
-    n = la_cpu_shingle_unique(s->sh, n);
     s->nhits = 0;
     uint32_t nx = c->nsh[x];
     for (size_t i = 0; i < n; i++) {
@@ -527,10 +557,21 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x)
 static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
-    for (size_t i = begin; i < end; i++)
-        if (c->nsh[i] && !probe_row(c, &c->sc[worker], (uint32_t)i))
-            return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
-    phase_adds(c, end - begin);
+    scratch *s = &c->sc[worker];
+    size_t done = 0;
+    for (size_t i = begin; i < end; i++) {
+        if (!in_pass(c, i)) continue;
+        done++;
+        if (!c->nsh[i]) continue;
+        /* fused: a row of the other side is sampled here, from the shingles its containment probe
+         * reads anyway, instead of in a pass of its own before the tables are built */
+        int have = c->sample_in_probe && c->nsh[i] >= (uint32_t)c->p.containment_min_shingles;
+        size_t n = have ? distinct_row(c, s, i) : 0;
+        if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+        if (have) sample_set(c, i, s->sh, n);
+        if (!probe_row(c, s, (uint32_t)i, have, n)) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+    }
+    phase_adds(c, done);
     return LA_OK;
 }
 
@@ -655,9 +696,13 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         st->rows_signed += c->nsh[i] != 0;
         st->rows_signed_heldout += c->nsh[i] != 0 && c->r[i].part == c->held;
     }
+    /* Across the boundary only (no --within), the other side's rows are sampled during their probe
+     * of the held-out tables, which shingles them anyway: one pass over them fewer. The held-out
+     * rows, which are sampled first, then probe the other side's samples. With --within every
+     * row probes its own side's tables too, which need all samples first. */
+    c->fused = c->contain && !c->p.within;
+    c->pass_side = c->fused ? SIDE_HELD : -1;
     if (c->contain) LA_TRY(la_parallel_for(c->nthreads, n, 256, sample_rows, c));
-    free(c->df);
-    c->df = NULL;
     double t1 = la_now();
 
     LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
@@ -666,13 +711,30 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         LA_TRY(build_sim(c, SIDE_HELD, &c->sim_h));
         if (c->p.within) LA_TRY(build_sim(c, SIDE_OTHER, &c->sim_o));
     }
-    if (c->contain) {
+    phase_begins(c, "candidates", n, "rows");
+    if (c->fused) {
         LA_TRY(build_con(c, SIDE_HELD, &c->con_h));
+        LA_TRY(build_filter(c));
+        c->pass_side = SIDE_OTHER;
+        c->sample_in_probe = 1;
+        LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
+        c->sample_in_probe = 0;
+        free(c->df);
+        c->df = NULL;
         LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
         LA_TRY(build_filter(c));
+        c->pass_side = SIDE_HELD;
+        LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
+    } else {
+        free(c->df);
+        c->df = NULL;
+        if (c->contain) {
+            LA_TRY(build_con(c, SIDE_HELD, &c->con_h));
+            LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
+            LA_TRY(build_filter(c));
+        }
+        LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
     }
-    phase_begins(c, "candidates", n, "rows");
-    LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
     size_t total = 0;
     for (int i = 0; i < c->nthreads; i++) total += c->sc[i].nc;
     c->cands = la_malloc_n(total, sizeof *c->cands);
