@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <unistd.h>
 
 enum { MAX_THREADS = 256 };
@@ -14,7 +15,9 @@ typedef struct pool {
     size_t total, chunk;
     atomic_size_t next;
     atomic_int failed;
-    la_status status[MAX_THREADS];
+    la_status first;         /* the first failure, and its message (from the worker that set the flag) */
+    char message[1024];
+    atomic_flag failure_set;
 } pool;
 
 typedef struct worker_arg {
@@ -32,7 +35,11 @@ static void *run_worker(void *arg)
         size_t e = p->total - b > p->chunk ? b + p->chunk : p->total;
         la_status s = p->fn(p->ctx, w->id, b, e);
         if (s != LA_OK) {
-            p->status[w->id] = s;
+            /* the message is in this thread's error slot: hand it to the caller's */
+            if (!atomic_flag_test_and_set(&p->failure_set)) {
+                p->first = s;
+                snprintf(p->message, sizeof p->message, "%s", la_last_error());
+            }
             atomic_store(&p->failed, 1);
         }
     }
@@ -53,6 +60,8 @@ la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_
     p.ctx = ctx;
     p.total = total;
     p.chunk = chunk ? chunk : 1;
+    p.first = LA_OK;
+    atomic_flag_clear(&p.failure_set);
     size_t chunks = (total + p.chunk - 1) / p.chunk;
     int nt = la_parallel_threads(nthreads);
     if ((size_t)nt > chunks) nt = chunks ? (int)chunks : 1;
@@ -67,7 +76,6 @@ la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_
     args[0] = (worker_arg){&p, 0};
     run_worker(&args[0]);
     for (int i = 1; i <= started; i++) pthread_join(tid[i], NULL);
-    for (int i = 0; i < nt; i++)
-        if (p.status[i] != LA_OK) return p.status[i];
+    if (atomic_load(&p.failed)) return *p.message ? la_error(p.first, "%s", p.message) : p.first;
     return LA_OK;
 }

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "near.h"
+#include "parallel.h"
 #include "table_fixture.h"
 
 static const la_pair *find(const la_pairs *p, size_t a, size_t b)
@@ -291,6 +293,36 @@ static void test_bad_parameters(void **state)
     la_table_free(f.t);
 }
 
+/* A loop whose failure happens on a thread other than the caller's: the caller's thread (worker 0)
+ * only waits a little per chunk, the other workers fail theirs. The caller gets the status and the
+ * message, which lived in the failing thread's error slot. */
+static la_status fail_off_the_caller(void *ctx, int worker, size_t begin, size_t end)
+{
+    (void)ctx;
+    if (worker == 0) {
+        usleep(200);
+        return LA_OK;
+    }
+    return la_error(LA_ENOMEM, "chunk [%zu, %zu) failed on purpose on worker %d", begin, end, worker);
+}
+
+static la_status succeed(void *ctx, int worker, size_t begin, size_t end)
+{
+    (void)ctx, (void)worker, (void)begin, (void)end;
+    return LA_OK;
+}
+
+static void test_parallel_failure_reaches_the_caller(void **state)
+{
+    (void)state;
+    for (int threads = 2; threads <= 4; threads++) {
+        la_error_clear();
+        assert_int_equal(la_parallel_for(threads, 100000, 10, fail_off_the_caller, NULL), LA_ENOMEM);
+        assert_non_null(strstr(la_last_error(), "failed on purpose on worker"));
+        assert_int_equal(la_parallel_for(threads, 100000, 10, succeed, NULL), LA_OK);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_quote_within_one_partition),
         cmocka_unit_test(test_same_output_for_any_thread_count),
         cmocka_unit_test(test_bad_parameters),
+        cmocka_unit_test(test_parallel_failure_reaches_the_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
