@@ -14,6 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The most the near tier keeps of its shingle sets between phases (la_near_params.set_cache_bytes). */
+#define NEAR_SET_CACHE_MAX ((size_t)256 << 20)
+
 enum {
     OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR, OPT_PROGRESS,
     OPT_BASELINE, OPT_WAIVERS, OPT_TODAY, OPT_FAIL_ON_NEW, OPT_SHARD
@@ -287,6 +290,11 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
         la_near_opts_cli near = j->near;
         near.p.exec = &st->exec;
         near.p.skip = st->skip;
+        /* the shingle sets stay in memory between the near tier's phases when they take at most a
+         * sixteenth of --memory-limit and 256 MiB (a corpus of up to about 200k rows of 1 KB): a
+         * larger one is shingled again per phase, so its memory does not grow with the rows */
+        size_t limit = j->semantic.memory_limit ? j->semantic.memory_limit : la_memory_default();
+        near.p.set_cache_bytes = limit / 16 < NEAR_SET_CACHE_MAX ? limit / 16 : NEAR_SET_CACHE_MAX;
         if (st->progress) {
             near.p.phase_begins = near_phase_begins;
             near.p.phase_adds = near_phase_adds;

@@ -55,6 +55,7 @@ void la_near_params_default(la_near_params *p)
     p->threads = 0;
     p->exec = NULL;
     p->skip = NULL;
+    p->set_cache_bytes = 0;
     p->phase_begins = NULL;
     p->phase_adds = NULL;
     p->progress_ctx = NULL;
@@ -107,7 +108,8 @@ typedef struct scratch {
                                 zero again after each probing row */
     cand *c;
     size_t nc, ccap;
-    uint32_t cached; /* row whose set is in sh2, or UINT32_MAX */
+    uint32_t cached; /* row whose set bset points to (in sh2 or the set cache), or UINT32_MAX */
+    const uint64_t *bset;
     size_t ncached;
 } scratch;
 
@@ -149,6 +151,10 @@ struct near_ctx {
     size_t b0, b1;
     uint64_t *mh, *uh, *slot, *moff, *uoff;
     uint32_t *mcnt;
+    /* every row's sorted distinct shingles as signing built them (set + set_off[i] .. set_off[i + 1]),
+     * kept for the later phases while they fit in p.set_cache_bytes; NULL: rebuilt from the text */
+    uint64_t *set, *set_off;
+    size_t set_cap;
 };
 
 
@@ -259,6 +265,30 @@ static void pack_batch(near_ctx *c)
     c->uoff[nb] = uw;
 }
 
+/* Append the batch's distinct sets to the set cache; past p.set_cache_bytes the cache is given up
+ * (every phase then rebuilds the sets from the text, with the same result). */
+static la_status keep_sets(near_ctx *c)
+{
+    if (!c->set) return LA_OK;
+    size_t nb = c->b1 - c->b0, used = (size_t)c->set_off[c->b0], add = (size_t)c->uoff[nb];
+    if ((used + add) * sizeof *c->set > c->p.set_cache_bytes) {
+        free(c->set);
+        free(c->set_off);
+        c->set = c->set_off = NULL;
+        return LA_OK;
+    }
+    if (used + add > c->set_cap) {
+        size_t cap = c->set_cap * 2 > used + add ? c->set_cap * 2 : used + add;
+        uint64_t *v = la_realloc_n(c->set, cap, sizeof *v);
+        if (!v) return la_error(LA_ENOMEM, "near: out of memory keeping %zu shingles", used + add);
+        c->set = v;
+        c->set_cap = cap;
+    }
+    if (add) memcpy(c->set + used, c->uh, add * sizeof *c->set);
+    for (size_t j = 0; j < nb; j++) c->set_off[c->b0 + j + 1] = used + c->uoff[j + 1];
+    return LA_OK;
+}
+
 /* Signatures of every row, batch by batch: shingles on the CPU, SimHash and MinHash on the backend;
  * then the band keys of all rows on the backend. */
 static la_status sign_rows(near_ctx *c)
@@ -277,6 +307,16 @@ static la_status sign_rows(near_ctx *c)
     c->mcnt = malloc((rows_cap + 1) * sizeof *c->mcnt);
     if (!c->mh || !c->uh || !c->slot || !c->moff || !c->uoff || !c->mcnt)
         return la_error(LA_ENOMEM, "near: out of memory for a signature batch of %zu shingles", cap);
+    if (c->p.set_cache_bytes) {
+        c->set_off = la_calloc_n(n + 1, sizeof *c->set_off);
+        c->set_cap = cap;
+        c->set = la_malloc_n(c->set_cap, sizeof *c->set);
+        if (!c->set || !c->set_off) { /* a cache only: go on without it */
+            free(c->set);
+            free(c->set_off);
+            c->set = c->set_off = NULL;
+        }
+    }
     for (c->b0 = 0; c->b0 < n; c->b0 = c->b1) {
         size_t used = 0;
         c->b1 = c->b0;
@@ -291,6 +331,7 @@ static la_status sign_rows(near_ctx *c)
         size_t nb = c->b1 - c->b0;
         LA_TRY(la_parallel_for(c->nthreads, nb, 256, shingle_batch, c));
         pack_batch(c);
+        LA_TRY(keep_sets(c));
         LA_TRY(la_exec_simhash(c->x, "near_simhash", c->mh, c->moff, nb, c->simh + c->b0));
         LA_TRY(la_exec_minhash(c->x, "near_signatures", c->uh, c->uoff, nb, c->K, c->sig + c->b0 * (size_t)c->K));
     }
@@ -330,11 +371,18 @@ static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n)
     c->nsamp[i] = (uint32_t)nb;
 }
 
-/* Row i's sorted distinct shingles in s->sh; their count, or (size_t)-1 when out of memory. */
-static size_t distinct_row(const near_ctx *c, scratch *s, size_t i)
+/* Row i's sorted distinct shingles, *n of them: from the set cache when it holds them, else built in
+ * *buf. NULL when out of memory. */
+static const uint64_t *distinct_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, size_t *n)
 {
-    size_t n = shingle_row(c, i, &s->sh, &s->shcap);
-    return n == (size_t)-1 ? n : la_cpu_shingle_unique(s->sh, n);
+    if (c->set) {
+        *n = (size_t)(c->set_off[i + 1] - c->set_off[i]);
+        return c->set + c->set_off[i];
+    }
+    size_t m = shingle_row(c, i, buf, cap);
+    if (m == (size_t)-1) return NULL;
+    *n = la_cpu_shingle_unique(*buf, m);
+    return *buf;
 }
 
 /* Whether a pass over the rows takes row i: every row, or only one side's (c->pass_side). */
@@ -351,9 +399,10 @@ static la_status sample_rows(void *ctx, int worker, size_t begin, size_t end)
         if (!in_pass(c, i)) continue;
         c->nsamp[i] = 0;
         if (c->nsh[i] < (uint32_t)c->p.containment_min_shingles) continue;
-        size_t n = distinct_row(c, s, i);
-        if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory sampling rows");
-        sample_set(c, i, s->sh, n);
+        size_t n;
+        const uint64_t *sh = distinct_set(c, i, &s->sh, &s->shcap, &n);
+        if (!sh) return la_error(LA_ENOMEM, "near: out of memory sampling rows");
+        sample_set(c, i, sh, n);
     }
     return LA_OK;
 }
@@ -475,9 +524,9 @@ static int pairable(const near_ctx *c, uint32_t x, uint32_t y)
 }
 
 /* Row x probes the tables of the other side. sh[0 .. nsh_x): its sorted distinct shingles when the
- * caller has them (they are in s->sh), else sh is NULL and the containment probe builds them.
- * Returns 0 when out of memory. */
-static int probe_row(near_ctx *c, scratch *s, uint32_t x, int have_sh, size_t nsh_x)
+ * caller has them, else sh is NULL and the containment probe gets them. Returns 0 when out of
+ * memory. */
+static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, size_t nsh_x)
 {
     int xh = c->r[x].part == c->held;
     /* Symmetric keys (bands, blocks): other rows probe the held-out table; with `within`, each row
@@ -515,21 +564,21 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, int have_sh, size_t ns
     /* Containment: x is the longer side; look every shingle of x up in the samples of the rows it
      * may contain. Both directions across the boundary, so the held-out row can be either side. */
     la_buckets *con[2] = {xh ? c->con_o : c->con_h, c->p.within ? (xh ? c->con_h : c->con_o) : NULL};
-    size_t n = have_sh ? nsh_x : distinct_row(c, s, x);
-    if (n == (size_t)-1) return 0;
+    size_t n = nsh_x;
+    if (!sh && !(sh = distinct_set(c, x, &s->sh, &s->shcap, &n))) return 0;
     s->nhits = 0;
     uint32_t nx = c->nsh[x];
     for (size_t i = 0; i < n; i++) {
         /* the shingles' lookups do not depend on each other: start their cache misses early */
-        if (i + PROBE_AHEAD < n) LA_PREFETCH(&c->filter[filter_bit(c, s->sh[i + PROBE_AHEAD]) >> 6]);
-        if (i + PROBE_AHEAD / 2 < n && filter_has(c, s->sh[i + PROBE_AHEAD / 2]))
+        if (i + PROBE_AHEAD < n) LA_PREFETCH(&c->filter[filter_bit(c, sh[i + PROBE_AHEAD]) >> 6]);
+        if (i + PROBE_AHEAD / 2 < n && filter_has(c, sh[i + PROBE_AHEAD / 2]))
             for (int t = 0; t < 2; t++)
-                if (con[t]) la_buckets_prefetch(con[t], s->sh[i + PROBE_AHEAD / 2]);
-        if (!filter_has(c, s->sh[i])) continue;
+                if (con[t]) la_buckets_prefetch(con[t], sh[i + PROBE_AHEAD / 2]);
+        if (!filter_has(c, sh[i])) continue;
         for (int t = 0; t < 2; t++) {
             if (!con[t]) continue;
             const la_bucket_entry *f;
-            size_t k = la_buckets_find(con[t], s->sh[i], &f);
+            size_t k = la_buckets_find(con[t], sh[i], &f);
             for (size_t q = 0; q < k; q++) {
                 uint32_t y = f[q].row, ny = f[q].aux & CON_NSH_MASK;
                 if (ny == CON_NSH_MASK) ny = c->nsh[y];
@@ -566,10 +615,11 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
         /* fused: a row of the other side is sampled here, from the shingles its containment probe
          * reads anyway, instead of in a pass of its own before the tables are built */
         int have = c->sample_in_probe && c->nsh[i] >= (uint32_t)c->p.containment_min_shingles;
-        size_t n = have ? distinct_row(c, s, i) : 0;
-        if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
-        if (have) sample_set(c, i, s->sh, n);
-        if (!probe_row(c, s, (uint32_t)i, have, n)) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+        size_t n = 0;
+        const uint64_t *sh = have ? distinct_set(c, i, &s->sh, &s->shcap, &n) : NULL;
+        if (have && !sh) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+        if (have) sample_set(c, i, sh, n);
+        if (!probe_row(c, s, (uint32_t)i, sh, n)) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
     }
     phase_adds(c, done);
     return LA_OK;
@@ -586,15 +636,14 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
         uint32_t a = (uint32_t)(c->cands[k].key & 0xffffffffu), b = (uint32_t)(c->cands[k].key >> 32);
         c->keep[k] = 0;
         if (s->cached != b) {
-            size_t n = shingle_row(c, b, &s->sh2, &s->sh2cap);
-            if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
-            s->ncached = la_cpu_shingle_unique(s->sh2, n);
+            if (!(s->bset = distinct_set(c, b, &s->sh2, &s->sh2cap, &s->ncached)))
+                return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
             s->cached = b;
         }
-        size_t n = shingle_row(c, a, &s->sh, &s->shcap);
-        if (n == (size_t)-1) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
-        size_t na = la_cpu_shingle_unique(s->sh, n), nb = s->ncached;
-        size_t inter = la_cpu_shingle_overlap(s->sh, na, s->sh2, nb);
+        size_t na, nb = s->ncached;
+        const uint64_t *aset = distinct_set(c, a, &s->sh, &s->shcap, &na);
+        if (!aset) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
+        size_t inter = la_cpu_shingle_overlap(aset, na, s->bset, nb);
         size_t mn = na < nb ? na : nb;
         double jac = (double)inter / (double)(na + nb - inter);
         double con = (double)inter / (double)mn;
@@ -660,6 +709,8 @@ static void free_ctx(near_ctx *c)
     free(c->moff);
     free(c->uoff);
     free(c->mcnt);
+    free(c->set);
+    free(c->set_off);
     if (c->sc) {
         for (int i = 0; i < c->nthreads; i++) {
             free(c->sc[i].sh);

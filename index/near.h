@@ -55,6 +55,10 @@ typedef struct la_near_params {
                                       shingle frequencies the containment samples are drawn from, but
                                       is not signed, bucketed, probed or paired (a shard of the seen
                                       side: host/shard.h). Borrowed. */
+    size_t set_cache_bytes;        /* keep every row's shingle set between the phases when all of
+                                      them fit in this many bytes (8 per distinct shingle), instead
+                                      of shingling each row again per phase; 0 (the default): never.
+                                      Results are the same either way. */
 } la_near_params;
 
 /* The defaults documented in docs/near.md. */
