@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "simtile_core.h"
+#include "simtile_i8.h"
 
 #ifdef LA_HAVE_CBLAS
 #include <cblas.h>
@@ -94,41 +95,80 @@ typedef struct job {
     size_t bq, bs;
     uint32_t *top_idx;
     float *top_cos;
+    const la_i8_side *qi, *si; /* the int8 path (simtile_i8.h), or NULL: sgemm */
 } job;
+
+/* A candidate (q, s0 + j) of a tile whose fast value is c: re-score it in the fixed order; pairs and
+ * top-k lists keep only re-scored values, so they match every other backend exactly. Returns -1
+ * when out of memory. */
+static int take_candidate(const job *jb, size_t q, size_t s0, size_t j, float c, float *floor, la_simtile_hits *out,
+                          size_t *rescored)
+{
+    const size_t d = jb->d, k = jb->k;
+    const float cand = jb->thr - LA_SIMTILE_MARGIN, sure = jb->thr + LA_SIMTILE_MARGIN;
+    uint32_t s = jb->s_offset + (uint32_t)(s0 + j);
+    float e = la_simtile_dot(jb->Q + q * d, jb->S + (s0 + j) * d, d);
+    if (c >= cand && c < sure) (*rescored)++;
+    if (e >= jb->thr && hits_push(out, (uint32_t)q, s, e)) return -1;
+    if (k) {
+        uint32_t *ti = jb->top_idx + q * k;
+        float *tc = jb->top_cos + q * k;
+        la_simtile_topk_insert(ti, tc, (uint32_t)k, s, e);
+        *floor = la_simtile_floor(jb->thr, tc, (uint32_t)k);
+    }
+    return 0;
+}
+
+/* The int8 path of run_block: C holds the exact integer products of the tile; an entry is looked at
+ * when its approximation plus the error bound of simtile_i8.h reaches the floor. */
+static int scan_i8(const job *jb, size_t q0, size_t mq, size_t s0, size_t ms, const int32_t *C, size_t ldc,
+                   la_simtile_hits *out, size_t *rescored)
+{
+    const float *rb = jb->si->inv_scale + s0, *hb = jb->si->half_l1 + s0;
+    for (size_t i = 0; i < mq; i++) {
+        const int32_t *row = C + i * ldc;
+        const size_t q = q0 + i;
+        const float ra = jb->qi->inv_scale[q], ha = jb->qi->half_l1[q];
+        float floor = la_simtile_floor(jb->thr, jb->k ? jb->top_cos + q * jb->k : NULL, jb->k);
+        for (size_t j0 = 0; j0 < ms; j0 += LA_SIMTILE_SCAN) {
+            size_t je = j0 + LA_SIMTILE_SCAN < ms ? j0 + LA_SIMTILE_SCAN : ms;
+            int any = 0;
+            for (size_t j = j0; j < je; j++) any |= ((float)row[j] + hb[j] + ha) * ra * rb[j] >= floor;
+            if (!any) continue;
+            for (size_t j = j0; j < je; j++) {
+                if (!(((float)row[j] + hb[j] + ha) * ra * rb[j] >= floor)) continue;
+                if (take_candidate(jb, q, s0, j, (float)row[j] * ra * rb[j], &floor, out, rescored)) return -1;
+            }
+        }
+    }
+    return 0;
+}
 
 /* One block of held-out rows [q0, q1) against the whole seen batch. */
 static int run_block(const job *jb, size_t q0, size_t q1, float *C, la_simtile_hits *out,
                      size_t *rescored) {
     const size_t d = jb->d, k = jb->k;
-    const float cand = jb->thr - LA_SIMTILE_MARGIN, sure = jb->thr + LA_SIMTILE_MARGIN;
     for (size_t s0 = 0; s0 < jb->ns; s0 += jb->bs) {
         size_t ms = jb->ns - s0 < jb->bs ? jb->ns - s0 : jb->bs;
+        if (jb->qi) {
+            size_t ldc = (jb->bs + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR;
+            la_i8_tile(jb->qi, q0, q1 - q0, jb->si, s0, ms, (int32_t *)C, ldc);
+            if (scan_i8(jb, q0, q1 - q0, s0, ms, (const int32_t *)C, ldc, out, rescored)) return -1;
+            continue;
+        }
         tile_gemm(jb->Q + q0 * d, q1 - q0, jb->S + s0 * d, ms, d, C);
         for (size_t i = 0; i < q1 - q0; i++) {
             const float *row = C + i * ms;
             const size_t q = q0 + i;
-            uint32_t *ti = k ? jb->top_idx + q * k : NULL;
-            float *tc = k ? jb->top_cos + q * k : NULL;
+            const float *tc = k ? jb->top_cos + q * k : NULL;
             float floor = la_simtile_floor(jb->thr, tc, (uint32_t)k);
             for (size_t j0 = 0; j0 < ms; j0 += LA_SIMTILE_SCAN) {
                 size_t je = j0 + LA_SIMTILE_SCAN < ms ? j0 + LA_SIMTILE_SCAN : ms;
                 int any = 0;
                 for (size_t j = j0; j < je; j++) any |= row[j] >= floor;
                 if (!any) continue;
-                for (size_t j = j0; j < je; j++) {
-                    float c = row[j];
-                    if (!(c >= floor)) continue;
-                    /* A candidate: re-score it in the fixed order; pairs and top-k lists keep only
-                     * re-scored values, so they match every other backend exactly. */
-                    uint32_t s = jb->s_offset + (uint32_t)(s0 + j);
-                    float e = la_simtile_dot(jb->Q + q * d, jb->S + (s0 + j) * d, d);
-                    if (c >= cand && c < sure) (*rescored)++;
-                    if (e >= jb->thr && hits_push(out, (uint32_t)q, s, e)) return -1;
-                    if (k) {
-                        la_simtile_topk_insert(ti, tc, (uint32_t)k, s, e);
-                        floor = la_simtile_floor(jb->thr, tc, (uint32_t)k);
-                    }
-                }
+                for (size_t j = j0; j < je; j++)
+                    if (row[j] >= floor && take_candidate(jb, q, s0, j, row[j], &floor, out, rescored)) return -1;
             }
         }
     }
@@ -158,13 +198,30 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
     if (bs > ns) bs = ns;
     if (bq > INT32_MAX / 2 || bs > INT32_MAX / 2) return la_error(LA_EINVAL, "simtile: block too large");
 
-    job jb = {Q, S, nq, ns, d, s_offset, p->topk, p->threshold, bq, bs, top_idx, top_cos};
+    job jb = {Q, S, nq, ns, d, s_offset, p->topk, p->threshold, bq, bs, top_idx, top_cos, NULL, NULL};
+    /* the int8 path where the CPU has VNNI (simtile_i8.h): the same pairs and lists, re-scored */
+    la_i8_side qi = {0}, si = {0};
+    if (la_simtile_i8_available(d)) {
+        if (la_i8_quantize_q(Q, nq, d, &qi) || la_i8_quantize_s(S, ns, d, &si)) {
+            la_i8_side_free(&qi);
+            la_i8_side_free(&si);
+            return la_error(LA_ENOMEM, "simtile: out of memory quantizing %zu x %zu vectors", nq + ns, d);
+        }
+        jb.qi = &qi;
+        jb.si = &si;
+        /* a tile starts at a panel of the packed seen side; where tiles are cut changes no result */
+        jb.bs = bs = (bs + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR;
+    }
+    size_t tile_bytes = bq * bs * sizeof(float), ldc = (bs + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR;
+    if (jb.qi && bq * ldc * sizeof(int32_t) > tile_bytes) tile_bytes = bq * ldc * sizeof(int32_t);
     size_t nblocks = (nq + bq - 1) / bq;
     la_simtile_hits *local = calloc((size_t)nt, sizeof *local);
     size_t *resc = calloc((size_t)nt, sizeof *resc);
     if (!local || !resc) {
         free(local);
         free(resc);
+        la_i8_side_free(&qi);
+        la_i8_side_free(&si);
         return la_error(LA_ENOMEM, "simtile: out of memory");
     }
     int failed = 0;
@@ -177,7 +234,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
 #ifdef LA_HAVE_OPENMP
         tid = omp_get_thread_num();
 #endif
-        float *C = malloc(bq * bs * sizeof *C);
+        float *C = malloc(tile_bytes);
         if (!C) {
 #ifdef LA_HAVE_OPENMP
 #pragma omp atomic write
@@ -232,6 +289,8 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
     for (int t = 0; t < nt; t++) la_simtile_hits_free(&local[t]);
     free(local);
     free(resc);
+    la_i8_side_free(&qi);
+    la_i8_side_free(&si);
     if (st == LA_OK && stats) {
         stats->gemm_flops += 2.0 * (double)nq * (double)ns * (double)d;
         stats->rescored += rescored;
