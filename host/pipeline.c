@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 /* The most the near tier keeps of its shingle sets between phases (la_near_params.set_cache_bytes). */
-#define NEAR_SET_CACHE_MAX ((size_t)256 << 20)
+#define NEAR_SET_CACHE_MAX ((size_t)512 << 20)
 
 enum {
     OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR, OPT_PROGRESS,
@@ -291,7 +291,7 @@ static la_status tier_stage(const la_audit_job *j, int warn, la_audit_state *st,
         near.p.exec = &st->exec;
         near.p.skip = st->skip;
         /* the shingle sets stay in memory between the near tier's phases when they take at most a
-         * sixteenth of --memory-limit and 256 MiB (a corpus of up to about 200k rows of 1 KB): a
+         * sixteenth of --memory-limit and 512 MiB (a corpus of up to about 400k rows of 1 KB): a
          * larger one is shingled again per phase, so its memory does not grow with the rows */
         size_t limit = j->semantic.memory_limit ? j->semantic.memory_limit : la_memory_default();
         near.p.set_cache_bytes = limit / 16 < NEAR_SET_CACHE_MAX ? limit / 16 : NEAR_SET_CACHE_MAX;

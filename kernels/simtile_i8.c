@@ -44,15 +44,20 @@ void la_i8_side_free(la_i8_side *s)
 static float quantize_row(const float *x, size_t d, int8_t *q)
 {
     float mx = 0.0f;
-    for (size_t k = 0; k < d; k++) mx = fmaxf(mx, fabsf(x[k]));
+    for (size_t k = 0; k < d; k++) {
+        float ax = fabsf(x[k]);
+        mx = ax > mx ? ax : mx;
+    }
     if (!(mx > 0.0f)) {
         memset(q, 0, d);
         return 0.0f;
     }
     float a = 127.0f / mx;
     for (size_t k = 0; k < d; k++) {
-        long v = lrintf(x[k] * a);
-        q[k] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+        /* to the nearest integer, halves away from zero (any rounding to nearest keeps |e| <= 0.5) */
+        float v = x[k] * a;
+        int r = (int)(v + (v >= 0.0f ? 0.5f : -0.5f));
+        q[k] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
     }
     return a;
 }
