@@ -82,9 +82,6 @@ static int alloc_side(la_i8_side *o, size_t n, size_t d, size_t rows, int with_s
 int la_i8_quantize_q(const float *Q, size_t n, size_t d, la_i8_side *out)
 {
     if (alloc_side(out, n, d, n, 1)) return -1;
-#ifdef LA_HAVE_OPENMP
-#pragma omp parallel for schedule(static)
-#endif
     for (size_t i = 0; i < n; i++) {
         int8_t *q = (int8_t *)out->data + i * out->dp;
         float a = quantize_row(Q + i * d, d, q);
@@ -103,23 +100,12 @@ int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out)
     if (alloc_side(out, n, d, panels * LA_I8_NR, 0)) return -1;
     const size_t dp = out->dp;
     memset(out->data, 128, panels * LA_I8_NR * dp); /* padding bytes stand for 0 */
-    int failed = 0;
-#ifdef LA_HAVE_OPENMP
-#pragma omp parallel
-#endif
-    {
     int8_t *q = malloc(d ? d : 1); /* one row, before it is scattered into its panel */
     if (!q) {
-#ifdef LA_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-        failed = 1;
+        la_i8_side_free(out);
+        return -1;
     }
-#ifdef LA_HAVE_OPENMP
-#pragma omp for schedule(static)
-#endif
     for (size_t j = 0; j < n; j++) {
-        if (!q) continue;
         float a = quantize_row(S + j * d, d, q);
         int32_t l1 = 0;
         uint8_t *panel = out->data + (j / LA_I8_NR) * LA_I8_NR * dp;
@@ -132,11 +118,6 @@ int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out)
         out->half_l1[j] = 0.5f * (float)l1;
     }
     free(q);
-    }
-    if (failed) {
-        la_i8_side_free(out);
-        return -1;
-    }
     return 0;
 }
 
