@@ -199,7 +199,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
     if (bq > INT32_MAX / 2 || bs > INT32_MAX / 2) return la_error(LA_EINVAL, "simtile: block too large");
 
     job jb = {Q, S, nq, ns, d, s_offset, p->topk, p->threshold, bq, bs, top_idx, top_cos, NULL, NULL};
-    /* the int8 path where the CPU has VNNI (simtile_i8.h): the same pairs and lists, re-scored */
+    /* the int8 path where the CPU has VNNI or AVX2 (simtile_i8.h): the same pairs and lists, re-scored */
     la_i8_side qi = {0}, si = {0};
     if (la_simtile_i8_available(d)) {
         if (la_i8_quantize_q(Q, nq, d, &qi) || la_i8_quantize_s(S, ns, d, &si)) {

@@ -3,7 +3,7 @@
  *
  * Given held-out vectors Q (nq x d) and a batch of seen vectors S (ns x d), both row-major and
  * L2-normalized, la_cpu_simtile computes Q * S^T tile by tile (cblas_sgemm on OpenBLAS, or int8
- * products with an error bound where the CPU has AVX-512 VNNI: simtile_i8.h), and while
+ * products with an error bound where the CPU has AVX-512 VNNI or AVX2: simtile_i8.h), and while
  * each tile is still in cache keeps (a) every pair with cosine >= threshold and (b) for every
  * held-out row its k nearest seen rows. It never holds the nq x ns matrix: memory is one tile per
  * thread. It is the CPU twin of the GPU tile kernel (simtile.cu, same math in simtile_core.h).

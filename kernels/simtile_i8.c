@@ -1,10 +1,19 @@
 /*
- * simtile_i8.c - int8 quantization and the VNNI tile product (see simtile_i8.h).
+ * simtile_i8.c - int8 quantization and the tile products of the int8 path (see simtile_i8.h).
  *
- * The micro-kernel multiplies LA_I8_MR held-out rows by 4 panels (64 seen rows) over the whole
- * depth: per group of 4 bytes, 4 panel loads, 4 broadcasts and 16 vpdpbusd (unsigned S bytes times
- * signed Q bytes, summed into 16 int32 lanes). Zero rows pad a partial Q block; zero bytes (stored
- * as 128) pad a partial panel, and the kernel takes 128 sum q back from every entry.
+ * Two micro-kernels over the same packed seen side, chosen once per call by the CPU:
+ * - AVX-512 VNNI: LA_I8_MR held-out rows by 4 panels (64 seen rows) over the whole depth: per group
+ *   of 4 bytes, 4 panel loads, 4 broadcasts and 16 vpdpbusd (unsigned S bytes times signed Q bytes,
+ *   summed into 16 int32 lanes). Zero bytes (stored as 128) pad a partial panel, and the kernel
+ *   takes 128 sum q back from every entry.
+ * - AVX2 (no VNNI: AMD Zen 2 and 3, Intel before Ice Lake): LA_I8_MR rows by one panel, panel by
+ *   panel against every row of the block. vpmaddubsw multiplies the same S bytes by Q bytes in
+ *   pairs summed into 16 bits, then vpmaddwd by 1 widens them into the same 32-bit lanes. The Q
+ *   side is quantized to |q| <= 63 for this kernel, so a pair sums to at most 2 x 255 x 63 = 32130
+ *   and never saturates (127 would); the bound of simtile_i8.h takes the coarser scale as it is.
+ *   (Keeping 127 with vpsignb on the S bytes was measured too: a third more instructions per
+ *   product, and no faster than sgemm on Zen 3.)
+ * Zero rows pad a partial Q block. Both give the exact integer products.
  */
 #include "simtile_i8.h"
 
@@ -17,17 +26,35 @@
 #define LA_I8_X86 1
 #endif
 
-int la_simtile_i8_available(size_t d)
+int la_simtile_i8_kernel(size_t d)
 {
 #ifdef LA_I8_X86
-    if (d == 0 || d > 65536 || getenv("LEAKAUDIT_NO_INT8")) return 0;
+    if (d == 0 || d > 65536 || getenv("LEAKAUDIT_NO_INT8")) return LA_I8_NONE;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
+    const char *want = getenv("LEAKAUDIT_INT8");
+    int avx2_only = want && strcmp(want, "avx2") == 0;
+    if (!avx2_only && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vnni"))
+        return LA_I8_VNNI;
+    return __builtin_cpu_supports("avx2") ? LA_I8_AVX2 : LA_I8_NONE;
 #else
     (void)d;
-    return 0;
+    return LA_I8_NONE;
 #endif
+}
+
+int la_simtile_i8_available(size_t d)
+{
+    return la_simtile_i8_kernel(d) != LA_I8_NONE;
+}
+
+const char *la_simtile_i8_kernel_name(int kernel)
+{
+    switch (kernel) {
+    case LA_I8_VNNI: return "int8 AVX-512 VNNI";
+    case LA_I8_AVX2: return "int8 AVX2";
+    default: return "sgemm";
+    }
 }
 
 void la_i8_side_free(la_i8_side *s)
@@ -40,8 +67,8 @@ void la_i8_side_free(la_i8_side *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Row x's scale a = 127 / max |x_k| and its quantized values (0 for a zero row). */
-static float quantize_row(const float *x, size_t d, int8_t *q)
+/* Row x's scale a = qmax / max |x_k| and its quantized values (0 for a zero row). */
+static float quantize_row(const float *x, size_t d, int qmax, int8_t *q)
 {
     float mx = 0.0f;
     for (size_t k = 0; k < d; k++) {
@@ -52,12 +79,12 @@ static float quantize_row(const float *x, size_t d, int8_t *q)
         memset(q, 0, d);
         return 0.0f;
     }
-    float a = 127.0f / mx;
+    float a = (float)qmax / mx;
     for (size_t k = 0; k < d; k++) {
         /* to the nearest integer, halves away from zero (any rounding to nearest keeps |e| <= 0.5) */
         float v = x[k] * a;
         int r = (int)(v + (v >= 0.0f ? 0.5f : -0.5f));
-        q[k] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
+        q[k] = (int8_t)(r > qmax ? qmax : r < -qmax ? -qmax : r);
     }
     return a;
 }
@@ -82,9 +109,13 @@ static int alloc_side(la_i8_side *o, size_t n, size_t d, size_t rows, int with_s
 int la_i8_quantize_q(const float *Q, size_t n, size_t d, la_i8_side *out)
 {
     if (alloc_side(out, n, d, n, 1)) return -1;
+    out->kernel = la_simtile_i8_kernel(d);
+    /* AVX2 multiplies S bytes (up to 255) by Q bytes in pairs summed into 16 bits: |q| <= 63 keeps
+     * a pair's sum at most 2 x 255 x 63 = 32130, below the saturation of vpmaddubsw */
+    const int qmax = out->kernel == LA_I8_AVX2 ? 63 : 127;
     for (size_t i = 0; i < n; i++) {
         int8_t *q = (int8_t *)out->data + i * out->dp;
-        float a = quantize_row(Q + i * d, d, q);
+        float a = quantize_row(Q + i * d, d, qmax, q);
         int32_t sum = 0, l1 = 0;
         for (size_t k = 0; k < d; k++) sum += q[k], l1 += q[k] < 0 ? -q[k] : q[k];
         out->inv_scale[i] = a > 0.0f ? 1.0f / a : 0.0f;
@@ -106,7 +137,7 @@ int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out)
         return -1;
     }
     for (size_t j = 0; j < n; j++) {
-        float a = quantize_row(S + j * d, d, q);
+        float a = quantize_row(S + j * d, d, 127, q);
         int32_t l1 = 0;
         uint8_t *panel = out->data + (j / LA_I8_NR) * LA_I8_NR * dp;
         size_t lane = j % LA_I8_NR;
@@ -121,7 +152,25 @@ int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out)
     return 0;
 }
 
+/* The portable product, for a CPU with neither kernel (a caller that quantized anyway). */
+static void tile_ref(const la_i8_side *Q, size_t q0, size_t mq, const la_i8_side *S, size_t s0, size_t ms, int32_t *C,
+                     size_t ldc)
+{
+    for (size_t i = 0; i < mq; i++)
+        for (size_t j = 0; j < ms; j++) {
+            const int8_t *q = (const int8_t *)Q->data + (q0 + i) * Q->dp;
+            const uint8_t *panel = S->data + ((s0 + j) / LA_I8_NR) * LA_I8_NR * S->dp;
+            int32_t acc = 0;
+            for (size_t k = 0; k < Q->dp; k++)
+                acc += q[k] * ((int32_t)panel[(k / 4) * (4 * LA_I8_NR) + ((s0 + j) % LA_I8_NR) * 4 + k % 4] - 128);
+            C[i * ldc + j] = acc;
+        }
+}
+
 #ifdef LA_I8_X86
+/* Rows of zeros for a partial block of Q rows (d <= 65536). */
+static const int8_t zero_row[65536];
+
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
 kernel_4x64(const int8_t *const q[LA_I8_MR], const uint8_t *p, size_t panel_bytes, size_t groups, __m512i acc[LA_I8_MR][4])
 {
@@ -159,12 +208,10 @@ kernel_4x16(const int8_t *const q[LA_I8_MR], const uint8_t *p, size_t groups, __
     }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void la_i8_tile(const la_i8_side *Q, size_t q0, size_t mq,
-                                                                        const la_i8_side *S, size_t s0, size_t ms,
-                                                                        int32_t *C, size_t ldc)
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
+tile_vnni(const la_i8_side *Q, size_t q0, size_t mq, const la_i8_side *S, size_t s0, size_t ms, int32_t *C, size_t ldc)
 {
     const size_t dp = Q->dp, groups = dp / 4, panel_bytes = LA_I8_NR * dp;
-    static const int8_t zero_row[65536];
     const uint8_t *base = S->data + (s0 / LA_I8_NR) * panel_bytes;
     size_t npanels = (ms + LA_I8_NR - 1) / LA_I8_NR;
     for (size_t i = 0; i < mq; i += LA_I8_MR) {
@@ -192,19 +239,81 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void la_i8_tile(const la_
         }
     }
 }
-#else
-void la_i8_tile(const la_i8_side *Q, size_t q0, size_t mq, const la_i8_side *S, size_t s0, size_t ms, int32_t *C,
-                size_t ldc)
+
+/* One Q byte group (4 bytes broadcast in b, |q| <= 63) times the two registers of a panel group
+ * (s0, s1: s + 128), added into the row's two accumulators: what one vpdpbusd does, in two steps. */
+#define LA_I8_AVX2_ROW(b, acc0, acc1)                                                          \
+    do {                                                                                       \
+        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_maddubs_epi16(s0, b), ones));    \
+        acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_maddubs_epi16(s1, b), ones));    \
+    } while (0)
+
+/* LA_I8_MR (4) Q rows by one panel (16 seen rows, two registers of 8) over the whole depth; the
+ * accumulators are named so that they stay in registers. */
+__attribute__((target("avx2"))) static void
+kernel_avx2_4x16(const int8_t *const q[LA_I8_MR], const uint8_t *p, size_t groups, __m256i acc[LA_I8_MR][2])
 {
-    /* never called: la_simtile_i8_available is 0 here; a plain loop keeps the contract all the same */
-    for (size_t i = 0; i < mq; i++)
-        for (size_t j = 0; j < ms; j++) {
-            const int8_t *q = (const int8_t *)Q->data + (q0 + i) * Q->dp;
-            const uint8_t *panel = S->data + ((s0 + j) / LA_I8_NR) * LA_I8_NR * S->dp;
-            int32_t acc = 0;
-            for (size_t k = 0; k < Q->dp; k++)
-                acc += q[k] * ((int32_t)panel[(k / 4) * (4 * LA_I8_NR) + ((s0 + j) % LA_I8_NR) * 4 + k % 4] - 128);
-            C[i * ldc + j] = acc;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
+            a31 = a00;
+    const int8_t *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
+    for (size_t g = 0; g < groups; g++) {
+        __m256i s0 = _mm256_loadu_si256((const __m256i *)(p + g * 64));
+        __m256i s1 = _mm256_loadu_si256((const __m256i *)(p + g * 64 + 32));
+        int32_t w0, w1, w2, w3;
+        memcpy(&w0, q0 + 4 * g, 4);
+        memcpy(&w1, q1 + 4 * g, 4);
+        memcpy(&w2, q2 + 4 * g, 4);
+        memcpy(&w3, q3 + 4 * g, 4);
+        __m256i b0 = _mm256_set1_epi32(w0), b1 = _mm256_set1_epi32(w1), b2 = _mm256_set1_epi32(w2),
+                b3 = _mm256_set1_epi32(w3);
+        LA_I8_AVX2_ROW(b0, a00, a01);
+        LA_I8_AVX2_ROW(b1, a10, a11);
+        LA_I8_AVX2_ROW(b2, a20, a21);
+        LA_I8_AVX2_ROW(b3, a30, a31);
+    }
+    acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
+    acc[2][0] = a20, acc[2][1] = a21, acc[3][0] = a30, acc[3][1] = a31;
+}
+
+/* Panel by panel (16 KB at d = 1024, kept in the first-level cache) against every Q row of the
+ * block, which the second level holds: the rows stream 16 bytes per 256 products, not the panels. */
+__attribute__((target("avx2"))) static void
+tile_avx2(const la_i8_side *Q, size_t q0, size_t mq, const la_i8_side *S, size_t s0, size_t ms, int32_t *C, size_t ldc)
+{
+    const size_t dp = Q->dp, groups = dp / 4, panel_bytes = LA_I8_NR * dp;
+    const uint8_t *base = S->data + (s0 / LA_I8_NR) * panel_bytes;
+    size_t npanels = (ms + LA_I8_NR - 1) / LA_I8_NR;
+    for (size_t pn = 0; pn < npanels; pn++)
+        for (size_t i = 0; i < mq; i += LA_I8_MR) {
+            const int8_t *q[LA_I8_MR];
+            size_t rows = mq - i < LA_I8_MR ? mq - i : LA_I8_MR;
+            for (size_t r = 0; r < LA_I8_MR; r++)
+                q[r] = r < rows ? (const int8_t *)Q->data + (q0 + i + r) * dp : zero_row;
+            __m256i acc[LA_I8_MR][2];
+            kernel_avx2_4x16(q, base + pn * panel_bytes, groups, acc);
+            for (size_t r = 0; r < rows; r++) {
+                __m256i corr = _mm256_set1_epi32(128 * Q->sum[q0 + i + r]);
+                int32_t *c = C + (i + r) * ldc + pn * LA_I8_NR;
+                _mm256_storeu_si256((__m256i *)c, _mm256_sub_epi32(acc[r][0], corr));
+                _mm256_storeu_si256((__m256i *)(c + 8), _mm256_sub_epi32(acc[r][1], corr));
+            }
         }
 }
 #endif
+
+void la_i8_tile(const la_i8_side *Q, size_t q0, size_t mq, const la_i8_side *S, size_t s0, size_t ms, int32_t *C,
+                size_t ldc)
+{
+#ifdef LA_I8_X86
+    if (Q->kernel == LA_I8_VNNI) {
+        tile_vnni(Q, q0, mq, S, s0, ms, C, ldc);
+        return;
+    }
+    if (Q->kernel == LA_I8_AVX2) {
+        tile_avx2(Q, q0, mq, S, s0, ms, C, ldc);
+        return;
+    }
+#endif
+    tile_ref(Q, q0, mq, S, s0, ms, C, ldc);
+}

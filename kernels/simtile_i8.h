@@ -1,9 +1,11 @@
 /*
- * simtile_i8.h - the CPU tiles' fast path on int8 dot products (AVX-512 VNNI), with a bound on
- * their error that decides what the exact fp32 re-score must look at.
+ * simtile_i8.h - the CPU tiles' fast path on int8 dot products (AVX-512 VNNI, or AVX2 where the
+ * CPU has no VNNI), with a bound on their error that decides what the exact fp32 re-score must look
+ * at.
  *
- * Each vector is scaled so that its largest |component| is 127 and rounded: x = q / a + e with
- * |e_k| <= 0.5 / a (a = 127 / max|x_k|), the same for y = s / b + f. Then
+ * Each vector is scaled so that its largest |component| is 127 (a held-out vector's is 63 for the
+ * AVX2 kernel) and rounded: x = q / a + e with |e_k| <= 0.5 / a (a = 127 / max|x_k|, or 63 / ...),
+ * the same for y = s / b + f. Then
  *   x . y - (q . s) / (a b) = (q / a) . f + e . (s / b) + e . f,
  *   |x . y - (q . s) / (a b)| <= (0.5 sum|q| + 0.5 sum|s| + 0.25 d) / (a b),
  * exactly, for any vectors. The integer products q . s are exact (int32; d <= 65536). A tile entry
@@ -12,8 +14,10 @@
  * top-k lists on either path. The bound is small for dense vectors (on lexical embeddings of the
  * generator's rows: max |x_k| about 0.18, sum |x_k| about 18.5, bound about 0.027).
  *
- * Host only, x86-64 with AVX-512 F/BW/VNNI checked at run time (la_simtile_i8_available); other
- * machines keep the sgemm path. Not a public header.
+ * Host only, x86-64, the kernel checked at run time (la_simtile_i8_kernel): AVX-512 F/BW/VNNI, else
+ * AVX2; other machines keep the sgemm path. LEAKAUDIT_NO_INT8 (any value) keeps the sgemm path, and
+ * LEAKAUDIT_INT8=avx2 takes the AVX2 kernel on a VNNI machine (tests and benchmarks of both). Not a
+ * public header.
  */
 #ifndef LA_SIMTILE_I8_H
 #define LA_SIMTILE_I8_H
@@ -33,10 +37,21 @@ typedef struct la_i8_side {
     float *inv_scale;     /* per row: 1 / a (0 for a zero row) */
     float *half_l1;       /* per row: 0.5 sum |q| (for Q: plus 0.25 d) */
     int32_t *sum;         /* per Q row: sum q (the + 128 of the S bytes is taken back with it) */
+    int kernel;           /* Q: the LA_I8_* kernel la_i8_tile runs, chosen when it was quantized */
 } la_i8_side;
+
+/* The int8 kernels. */
+enum { LA_I8_NONE = 0, LA_I8_AVX2 = 1, LA_I8_VNNI = 2 };
+
+/* The kernel this CPU runs for vectors of d components (LA_I8_NONE: the sgemm path), after the
+ * environment variables above. */
+int la_simtile_i8_kernel(size_t d);
 
 /* 1 when this CPU runs the int8 path and the vectors' d allows it. */
 int la_simtile_i8_available(size_t d);
+
+/* "int8 AVX-512 VNNI", "int8 AVX2" or "sgemm": static strings, for reports and benchmarks. */
+const char *la_simtile_i8_kernel_name(int kernel);
 
 /* Quantize Q (rows n x d) or S; 0 on success, -1 when out of memory. Free with la_i8_side_free. */
 int la_i8_quantize_q(const float *Q, size_t n, size_t d, la_i8_side *out);

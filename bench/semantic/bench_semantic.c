@@ -622,10 +622,11 @@ static int speed(size_t ns, size_t nq, size_t d, int skip_faiss) {
     t0 = now_s();
     if (la_semantic_find(t, test, emb, d, &p, &exact, &nn, &st) != LA_OK) die("tiles");
     double wall = now_s() - t0;
-    printf("  exact, tiles (%s + fused threshold/top-1): %.2f s search (%.2f s with "
+    printf("  exact, tiles (%s%s + fused threshold/top-1): %.2f s search (%.2f s with "
            "gathering), %.1f GFLOP/s (fp32-equivalent) = %.0f%% of plain sgemm; %zu pairs, %zu re-scored near the "
            "threshold\n",
-           la_simtile_i8_available(d) ? "int8 VNNI with error bound" : "OpenBLAS sgemm", st.seconds, wall, st.gflops,
+           la_simtile_i8_available(d) ? la_simtile_i8_kernel_name(la_simtile_i8_kernel(d)) : "OpenBLAS sgemm",
+           la_simtile_i8_available(d) ? " with error bound" : "", st.seconds, wall, st.gflops,
            100.0 * st.gflops / sgemm_gf, exact.n, st.rescored);
     la_semantic_nearest_free(&nn);
     if (la_semantic_have_faiss() && !skip_faiss) {

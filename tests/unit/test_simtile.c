@@ -177,47 +177,79 @@ static void test_sgemm_path_too(void **state) {
     unsetenv("LEAKAUDIT_NO_INT8");
 }
 
-/* The int8 products are exact integers and the bound of simtile_i8.h holds for every pair: on
- * spiky vectors (one large component), dense ones, zero rows, d not a multiple of 4 and seen sides
- * not a multiple of a panel. */
+/* The joins through the AVX2 kernel where the CPU would run the VNNI one (LEAKAUDIT_INT8=avx2);
+ * on a CPU without VNNI this is the default path, checked once more. */
+static void test_avx2_path_too(void **state) {
+    setenv("LEAKAUDIT_INT8", "avx2", 1);
+    if (la_simtile_i8_kernel(64) != LA_I8_AVX2) {
+        unsetenv("LEAKAUDIT_INT8");
+        skip();
+    }
+    test_matches_brute_force(state);
+    test_other_dims_and_thresholds(state);
+    unsetenv("LEAKAUDIT_INT8");
+}
+
+/* One int8 tile against products computed from the quantized values themselves, and the bound of
+ * simtile_i8.h against the exact float product. */
+static void check_int8_tile(const float *Q, size_t nq, const float *S, size_t ns, size_t d, int kernel) {
+    la_i8_side qi, si;
+    assert_int_equal(la_i8_quantize_q(Q, nq, d, &qi), 0);
+    assert_int_equal(la_i8_quantize_s(S, ns, d, &si), 0);
+    assert_int_equal(qi.kernel, kernel);
+    size_t ldc = (ns + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR;
+    int32_t *C = calloc(nq * ldc, sizeof *C);
+    la_i8_tile(&qi, 0, nq, &si, 0, ns, C, ldc);
+    for (size_t i = 0; i < nq; i++)
+        for (size_t j = 0; j < ns; j++) {
+            const int8_t *q = (const int8_t *)qi.data + i * qi.dp;
+            const uint8_t *panel = si.data + (j / LA_I8_NR) * LA_I8_NR * si.dp;
+            int64_t want = 0;
+            double exact = 0;
+            for (size_t k = 0; k < d; k++) {
+                want += (int64_t)q[k] * ((int64_t)panel[(k / 4) * (4 * LA_I8_NR) + (j % LA_I8_NR) * 4 + k % 4] - 128);
+                exact += (double)Q[i * d + k] * (double)S[j * d + k];
+            }
+            assert_int_equal(C[i * ldc + j], want);
+            double ra = qi.inv_scale[i], rb = si.inv_scale[j];
+            double approx = (double)C[i * ldc + j] * ra * rb;
+            double bound = ((double)si.half_l1[j] + (double)qi.half_l1[i]) * ra * rb;
+            assert_true(fabs(exact - approx) <= bound + 1e-9 * (1 + fabs(exact)));
+        }
+    la_i8_side_free(&qi);
+    la_i8_side_free(&si);
+    free(C);
+}
+
+/* The int8 products are exact integers and the bound of simtile_i8.h holds for every pair, with
+ * every kernel this CPU has: on spiky vectors (one large component), dense ones, zero rows, d not a
+ * multiple of 4, seen sides not a multiple of a panel, and vectors of +-1 only, where every byte is
+ * +-127 and a pair of products reaches 2 x 127 x 127 (a 16-bit sum that must not saturate). */
 static void test_int8_bound_holds(void **state) {
     if (!la_simtile_i8_available(64)) skip();
-    const size_t dims[] = {5, 64, 97, 384};
-    for (size_t t = 0; t < 4; t++) {
-        size_t d = dims[t], nq = 9, ns = 53;
-        float *Q = calloc(nq * d, sizeof *Q), *S = calloc(ns * d, sizeof *S);
-        uint64_t r = 0x2545F4914F6CDD1Dull + t;
-        for (size_t i = 0; i < nq * d; i++) r ^= r << 13, r ^= r >> 7, r ^= r << 17, Q[i] = (float)((double)(r >> 11) / 9007199254740992.0 - 0.5);
-        for (size_t i = 0; i < ns * d; i++) r ^= r << 13, r ^= r >> 7, r ^= r << 17, S[i] = (float)((double)(r >> 11) / 9007199254740992.0 - 0.5);
-        for (size_t k = 0; k < d; k++) Q[3 * d + k] = 0.0f, S[7 * d + k] = 0.0f; /* zero rows */
-        Q[4 * d] = 40.0f;                                                         /* spiky rows */
-        S[9 * d + d / 2] = -25.0f;
-        la_i8_side qi, si;
-        assert_int_equal(la_i8_quantize_q(Q, nq, d, &qi), 0);
-        assert_int_equal(la_i8_quantize_s(S, ns, d, &si), 0);
-        size_t ldc = (ns + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR;
-        int32_t *C = calloc(nq * ldc, sizeof *C);
-        la_i8_tile(&qi, 0, nq, &si, 0, ns, C, ldc);
-        for (size_t i = 0; i < nq; i++)
-            for (size_t j = 0; j < ns; j++) {
-                /* the integer product from the quantized values themselves */
-                const int8_t *q = (const int8_t *)qi.data + i * qi.dp;
-                const uint8_t *panel = si.data + (j / LA_I8_NR) * LA_I8_NR * si.dp;
-                int64_t want = 0;
-                double exact = 0;
-                for (size_t k = 0; k < d; k++) {
-                    want += (int64_t)q[k] * ((int64_t)panel[(k / 4) * (4 * LA_I8_NR) + (j % LA_I8_NR) * 4 + k % 4] - 128);
-                    exact += (double)Q[i * d + k] * (double)S[j * d + k];
-                }
-                assert_int_equal(C[i * ldc + j], want);
-                double ra = qi.inv_scale[i], rb = si.inv_scale[j];
-                double approx = (double)C[i * ldc + j] * ra * rb;
-                double bound = ((double)si.half_l1[j] + (double)qi.half_l1[i]) * ra * rb;
-                assert_true(fabs(exact - approx) <= bound + 1e-9 * (1 + fabs(exact)));
-            }
-        la_i8_side_free(&qi);
-        la_i8_side_free(&si);
-        free(C), free(Q), free(S);
+    const int kernels[] = {la_simtile_i8_kernel(64), LA_I8_AVX2};
+    for (size_t kk = 0; kk < 2; kk++) {
+        if (kk == 1 && kernels[0] == LA_I8_AVX2) break; /* no VNNI: the first round ran AVX2 */
+        if (kk == 1) setenv("LEAKAUDIT_INT8", "avx2", 1);
+        const size_t dims[] = {5, 64, 97, 384};
+        for (size_t t = 0; t < 4; t++) {
+            size_t d = dims[t], nq = 9, ns = 53;
+            float *Q = calloc(nq * d, sizeof *Q), *S = calloc(ns * d, sizeof *S);
+            uint64_t r = 0x2545F4914F6CDD1Dull + t;
+            for (size_t i = 0; i < nq * d; i++) r ^= r << 13, r ^= r >> 7, r ^= r << 17, Q[i] = (float)((double)(r >> 11) / 9007199254740992.0 - 0.5);
+            for (size_t i = 0; i < ns * d; i++) r ^= r << 13, r ^= r >> 7, r ^= r << 17, S[i] = (float)((double)(r >> 11) / 9007199254740992.0 - 0.5);
+            for (size_t k = 0; k < d; k++) Q[3 * d + k] = 0.0f, S[7 * d + k] = 0.0f; /* zero rows */
+            Q[4 * d] = 40.0f;                                                         /* spiky rows */
+            S[9 * d + d / 2] = -25.0f;
+            check_int8_tile(Q, nq, S, ns, d, kernels[kk]);
+            /* +-1 everywhere: same signs, opposite signs, and mixed */
+            for (size_t i = 0; i < nq * d; i++) r ^= r << 13, r ^= r >> 7, r ^= r << 17, Q[i] = (r >> 40) & 1 ? 1.0f : -1.0f;
+            for (size_t i = 0; i < ns * d; i++) r ^= r << 13, r ^= r >> 7, r ^= r << 17, S[i] = (r >> 40) & 1 ? 1.0f : -1.0f;
+            for (size_t k = 0; k < d; k++) S[k] = Q[k], S[d + k] = -Q[k];
+            check_int8_tile(Q, nq, S, ns, d, kernels[kk]);
+            free(Q), free(S);
+        }
+        unsetenv("LEAKAUDIT_INT8");
     }
 }
 
@@ -258,6 +290,7 @@ int main(void) {
         cmocka_unit_test(test_matches_brute_force),
         cmocka_unit_test(test_other_dims_and_thresholds),
         cmocka_unit_test(test_sgemm_path_too),
+        cmocka_unit_test(test_avx2_path_too),
         cmocka_unit_test(test_int8_bound_holds),
         cmocka_unit_test(test_topk_order_is_total),
         cmocka_unit_test(test_bad_arguments),
