@@ -111,6 +111,8 @@ typedef struct scratch {
     uint32_t cached; /* row whose set bset points to (in sh2 or the set cache), or UINT32_MAX */
     const uint64_t *bset;
     size_t ncached;
+    uint32_t *siga, *sigb;   /* verification: MinHash signatures of a pair's rows (K each) */
+    uint32_t sigb_row;       /* the row sigb holds, or UINT32_MAX */
 } scratch;
 
 typedef struct near_ctx near_ctx;
@@ -126,7 +128,7 @@ struct near_ctx {
     int contain;              /* containment enabled */
     uint32_t need[MAX_SAMPLE + 1]; /* hits needed for a sample of size i */
     uint32_t *nsh;            /* distinct shingles per row (0: skipped) */
-    uint32_t *sig;            /* n * K */
+    uint32_t *sig;            /* K per row of one signature batch: only the band keys outlive it */
     uint64_t *keys;           /* n * bands */
     uint64_t *simh;           /* n */
     uint64_t *samp;           /* n * m: containment sample (rarest shared shingles) */
@@ -305,7 +307,8 @@ static la_status sign_rows(near_ctx *c)
     c->moff = malloc((rows_cap + 1) * sizeof *c->moff);
     c->uoff = malloc((rows_cap + 1) * sizeof *c->uoff);
     c->mcnt = malloc((rows_cap + 1) * sizeof *c->mcnt);
-    if (!c->mh || !c->uh || !c->slot || !c->moff || !c->uoff || !c->mcnt)
+    c->sig = la_malloc_nm(rows_cap ? rows_cap : 1, (size_t)c->K, sizeof *c->sig);
+    if (!c->mh || !c->uh || !c->slot || !c->moff || !c->uoff || !c->mcnt || !c->sig)
         return la_error(LA_ENOMEM, "near: out of memory for a signature batch of %zu shingles", cap);
     if (c->p.set_cache_bytes) {
         c->set_off = la_calloc_n(n + 1, sizeof *c->set_off);
@@ -333,9 +336,16 @@ static la_status sign_rows(near_ctx *c)
         pack_batch(c);
         LA_TRY(keep_sets(c));
         LA_TRY(la_exec_simhash(c->x, "near_simhash", c->mh, c->moff, nb, c->simh + c->b0));
-        LA_TRY(la_exec_minhash(c->x, "near_signatures", c->uh, c->uoff, nb, c->K, c->sig + c->b0 * (size_t)c->K));
+        LA_TRY(la_exec_minhash(c->x, "near_signatures", c->uh, c->uoff, nb, c->K, c->sig));
+        /* the signatures of a batch live only until their band keys are made: 512 bytes a row
+         * at K = 128 that a million-row corpus does not keep (verification signs a reported
+         * pair's two sets again, from the sets it has in hand) */
+        LA_TRY(la_exec_lsh_keys(c->x, "near_band_keys", c->sig, nb, c->K, c->bands, c->rpb,
+                                c->keys + c->b0 * (size_t)c->bands));
     }
-    return la_exec_lsh_keys(c->x, "near_band_keys", c->sig, n, c->K, c->bands, c->rpb, c->keys);
+    free(c->sig);
+    c->sig = NULL;
+    return LA_OK;
 }
 
 /* Containment sample of each row: its m rarest shingles among those seen in at least one other row
@@ -632,6 +642,7 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
     near_ctx *c = ctx;
     scratch *s = &c->sc[worker];
     s->cached = UINT32_MAX;
+    s->sigb_row = UINT32_MAX;
     for (size_t k = begin; k < end; k++) {
         uint32_t a = (uint32_t)(c->cands[k].key & 0xffffffffu), b = (uint32_t)(c->cands[k].key >> 32);
         c->keep[k] = 0;
@@ -653,7 +664,16 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
         la_pair p = la_pair_make(a, b, LA_KIND_NEAR);
         p.jaccard = (float)jac;
         p.containment = (float)con;
-        p.minhash = (float)la_cpu_minhash_agree(c->sig + (size_t)a * c->K, c->sig + (size_t)b * c->K, c->K) / (float)c->K;
+        /* the signatures signing made, again (la_cpu_minhash gives every backend's bits) */
+        if (!s->siga && (!(s->siga = la_malloc_n((size_t)c->K, sizeof *s->siga)) ||
+                         !(s->sigb = la_malloc_n((size_t)c->K, sizeof *s->sigb))))
+            return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
+        if (s->sigb_row != b) {
+            la_cpu_minhash(s->bset, nb, c->K, s->sigb);
+            s->sigb_row = b;
+        }
+        la_cpu_minhash(aset, na, c->K, s->siga);
+        p.minhash = (float)la_cpu_minhash_agree(s->siga, s->sigb, c->K) / (float)c->K;
         p.simhash_dist = la_simhash_dist(c->simh[a], c->simh[b]);
         c->res[k] = p;
         c->keep[k] = 1;
@@ -718,6 +738,8 @@ static void free_ctx(near_ctx *c)
             free(c->sc[i].hits);
             free(c->sc[i].nhit);
             free(c->sc[i].c);
+            free(c->sc[i].siga);
+            free(c->sc[i].sigb);
         }
         free(c->sc);
     }
@@ -727,14 +749,13 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
 {
     size_t n = c->n;
     c->nsh = la_malloc_n(n, sizeof *c->nsh);
-    c->sig = la_malloc_nm(n, (size_t)c->K, sizeof *c->sig);
     c->keys = la_malloc_nm(n, (size_t)c->bands, sizeof *c->keys);
     c->simh = la_malloc_n(n, sizeof *c->simh);
     c->samp = la_malloc_nm(n, (size_t)c->m, sizeof *c->samp);
     c->nsamp = la_calloc_n(n, sizeof *c->nsamp);
     c->sc = calloc((size_t)c->nthreads, sizeof *c->sc);
     if (c->contain) c->df = calloc(DF_SIZE, sizeof *c->df);
-    if (!c->nsh || !c->sig || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->df))
+    if (!c->nsh || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->df))
         return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", n);
     for (int i = 0; c->contain && i < c->nthreads; i++)
         if (!(c->sc[i].nhit = la_calloc_n(n, sizeof *c->sc[i].nhit)))
