@@ -90,6 +90,9 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *out);
 la_status la_report_clusters_jsonl(const la_report *r, la_buf *out);
 /* The original rows whose outcome is `out` (a partition index or LA_OUT_QUARANTINE), in input order. */
 la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *buf);
+/* The same rows' records as borrowed strings (the table's) into lines, which has room for every row
+ * of the table; returns how many. The lines of la_report_manifest, without copying them. */
+size_t la_report_manifest_lines(const la_report *r, uint32_t out, const char **lines);
 la_status la_report_rejects_jsonl(const la_report *r, la_buf *out);
 /* report.junit.xml: one test case per kind, failing when links of the kind fail the gate. */
 la_status la_report_junit(const la_report *r, la_buf *out);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #endif
 
 /* Present while a temporary directory is being filled; a killed run's one is recognized by it. */
@@ -414,7 +415,25 @@ static void clean_stale(const char *final)
     free(parent);
 }
 
-static la_status write_file(la_outdir *o, const char *name, const void *data, size_t n)
+/* Write every byte of iov[0..n) to fd (n <= IOV_MAX), resuming after a short writev. */
+static la_status write_iov(int fd, const char *path, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t w = writev(fd, iov, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return la_error(LA_EIO, "%s: write failed: %s", path, w < 0 ? strerror(errno) : "no progress");
+        size_t done = (size_t)w;
+        while (n > 0 && done >= iov->iov_len) done -= iov->iov_len, iov++, n--;
+        if (n > 0) iov->iov_base = (char *)iov->iov_base + done, iov->iov_len -= done;
+    }
+    return LA_OK;
+}
+
+/* One file of the temporary directory, its bytes handed out by `fill` a batch of at most max pieces
+ * at a time (returns how many; 0 at the end), gathered by writev; fsynced and closed. */
+typedef int (*fill_fn)(void *ctx, struct iovec *iov, int max);
+
+static la_status write_file_with(la_outdir *o, const char *name, fill_fn fill, void *ctx)
 {
     char *p = join(o->tmp, name);
     if (!p) return la_error(LA_ENOMEM, "out of memory");
@@ -425,19 +444,55 @@ static la_status write_file(la_outdir *o, const char *name, const void *data, si
     la_status s = LA_OK;
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) s = la_error(LA_EIO, "%s: cannot create: %s", p, strerror(errno));
-    const char *c = data;
-    while (s == LA_OK && n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) s = la_error(LA_EIO, "%s: write failed: %s", p, w < 0 ? strerror(errno) : "no progress");
-        else c += w, n -= (size_t)w;
-    }
+    struct iovec iov[LA_OUTDIR_IOV];
+    for (int n; s == LA_OK && (n = fill(ctx, iov, LA_OUTDIR_IOV)) > 0;) s = write_iov(fd, p, iov, n);
     if (fd >= 0) {
         if (s == LA_OK && want_fsync() && fsync(fd) != 0) s = la_error(LA_EIO, "%s: write failed (fsync): %s", p, strerror(errno));
         if (close(fd) != 0 && s == LA_OK) s = la_error(LA_EIO, "%s: write failed: %s", p, strerror(errno));
     }
     free(p);
     return s;
+}
+
+/* The bytes of one buffer as a single piece. */
+typedef struct bytes_src {
+    const void *data;
+    size_t n;
+    int done;
+} bytes_src;
+
+static int fill_bytes(void *ctx, struct iovec *iov, int max)
+{
+    bytes_src *b = ctx;
+    if (b->done || b->n == 0 || max < 1) return 0;
+    b->done = 1;
+    iov[0] = (struct iovec){(void *)b->data, b->n};
+    return 1;
+}
+
+static la_status write_file(la_outdir *o, const char *name, const void *data, size_t n)
+{
+    bytes_src b = {data, n, 0};
+    return write_file_with(o, name, fill_bytes, &b);
+}
+
+/* Lines, each followed by a newline. */
+typedef struct lines_src {
+    const char *const *lines;
+    size_t n, next;
+} lines_src;
+
+static int fill_lines(void *ctx, struct iovec *iov, int max)
+{
+    static char nl[] = "\n";
+    lines_src *l = ctx;
+    int k = 0;
+    for (; k + 2 <= max && l->next < l->n; l->next++) {
+        const char *line = l->lines[l->next];
+        iov[k++] = (struct iovec){(void *)line, strlen(line)};
+        iov[k++] = (struct iovec){nl, 1};
+    }
+    return k;
 }
 
 la_status la_outdir_begin(const char *dir, la_outdir *o)
@@ -485,7 +540,9 @@ la_status la_outdir_begin(const char *dir, la_outdir *o)
     return s;
 }
 
-la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b)
+/* Check a name and note it among the files written; *copy is the note, which the caller keeps
+ * (o->names) once the file is written, or frees. */
+static la_status name_file(la_outdir *o, const char *name, char **copy)
 {
     if (strchr(name, '/') || !strcmp(name, LA_OUTDIR_MANIFEST) || !strcmp(name, LA_OUTDIR_MARKER) || name[0] == '.')
         return la_error(LA_EINTERNAL, "output file name %s is not allowed", name);
@@ -498,15 +555,34 @@ la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b)
     }
     for (size_t k = 0; k < o->nnames; k++)
         if (!strcmp(o->names[k], name)) return la_error(LA_EINTERNAL, "output file %s written twice", name);
-    char *copy = strdup(name);
-    if (!copy) return la_error(LA_ENOMEM, "out of memory");
-    la_status s = write_file(o, name, b->p, b->n);
+    *copy = strdup(name);
+    if (!*copy) return la_error(LA_ENOMEM, "out of memory");
+    return LA_OK;
+}
+
+static la_status written(la_outdir *o, char *copy, la_status s)
+{
     if (s != LA_OK) {
         free(copy);
         return s;
     }
     o->names[o->nnames++] = copy;
     return LA_OK;
+}
+
+la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b)
+{
+    char *copy;
+    LA_TRY(name_file(o, name, &copy));
+    return written(o, copy, write_file(o, name, b->p, b->n));
+}
+
+la_status la_outdir_write_lines(la_outdir *o, const char *name, const char *const *lines, size_t n)
+{
+    char *copy;
+    LA_TRY(name_file(o, name, &copy));
+    lines_src l = {lines, n, 0};
+    return written(o, copy, write_file_with(o, name, fill_lines, &l));
 }
 
 /* Swap tmp and final in one step; 1 when done, 0 when the system cannot (then errno says why). */

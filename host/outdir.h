@@ -39,6 +39,13 @@ la_status la_outdir_check(const char *dir, const char *const *inputs, size_t nin
 la_status la_outdir_begin(const char *dir, la_outdir *o /* OUT */);
 /* Write one file (a name without slashes, not the manifest's) into the temporary directory. */
 la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b);
+/* The same for a file of n lines (NUL-terminated, borrowed for the call), each followed by a
+ * newline: gathered into writev calls of LA_OUTDIR_IOV pieces, so a manifest of a million rows is
+ * never copied into a buffer of its size. */
+la_status la_outdir_write_lines(la_outdir *o, const char *name, const char *const *lines, size_t n);
+
+/* Pieces per writev call (at most IOV_MAX, which POSIX puts at 16 or more; Linux has 1024). */
+#define LA_OUTDIR_IOV 1024
 /* Write the manifest and replace the target with the temporary directory. Frees o. */
 la_status la_outdir_commit(la_outdir *o);
 /* Remove the temporary directory. Frees o. Safe after a failed commit or begin. */

@@ -4,6 +4,7 @@
  */
 #include "pipeline.h"
 
+#include "la_alloc.h"
 #include "outdir.h"
 
 #include <stdio.h>
@@ -561,6 +562,15 @@ static la_status write_shard(const la_audit_state *st, const char *dir)
     return s;
 }
 
+la_status la_write_manifest(la_outdir *od, const char *name, const la_report *r, uint32_t out)
+{
+    const char **lines = la_malloc_nm(la_table_nrows(r->table), sizeof *lines, 1);
+    if (!lines) return la_error(LA_ENOMEM, "out of memory writing %s", name);
+    la_status s = la_outdir_write_lines(od, name, lines, la_report_manifest_lines(r, out, lines));
+    free(lines);
+    return s;
+}
+
 la_status la_audit_write(const la_audit_state *st, const char *dir)
 {
     if (st->partial.shard.count) return write_shard(st, dir);
@@ -579,14 +589,14 @@ la_status la_audit_write(const la_audit_state *st, const char *dir)
     EMIT("pairs.jsonl", la_report_pairs_jsonl(r, &b));
     EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b));
     EMIT("clusters.jsonl", la_report_clusters_jsonl(r, &b));
-    EMIT("quarantine.jsonl", la_report_manifest(r, LA_OUT_QUARANTINE, &b));
+    if (s == LA_OK) s = la_write_manifest(&od, "quarantine.jsonl", r, LA_OUT_QUARANTINE);
     EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
     if (s == LA_OK && sem->json.n) s = la_outdir_write(&od, "nearest.jsonl", &sem->extra);
     if (s == LA_OK && near->json.n && near->extra.n) s = la_outdir_write(&od, "within_pairs.jsonl", &near->extra);
     for (uint32_t p = 0; p < la_table_npart(r->table) && s == LA_OK; p++) {
         char name[96];
         snprintf(name, sizeof name, "%s.jsonl", la_table_part_name(r->table, p));
-        EMIT(name, la_report_manifest(r, p, &b));
+        s = la_write_manifest(&od, name, r, p);
     }
 #undef EMIT
     la_buf_free(&b);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "dispatch.h"
 #include "exact.h"
+#include "outdir.h"
 #include "grade.h"
 #include "progress.h"
 #include "report.h"
@@ -97,6 +98,10 @@ void la_audit_state_free(la_audit_state *st);
 
 /* Write every report file of an audit into dir, atomically (outdir.h); a shard writes shard.bin. */
 la_status la_audit_write(const la_audit_state *st, const char *dir);
+
+/* Write the manifest `name` of the rows whose outcome is `out` (la_report_manifest's lines) into od,
+ * straight from the table's records: no buffer the size of the file. */
+la_status la_write_manifest(la_outdir *od, const char *name, const la_report *r, uint32_t out);
 
 /* Fill the parts of a report every command shares: the command, the table, the files and
  * rejects of the loader, the exact-copy results (ex may be NULL), and the settings of c (NULL:

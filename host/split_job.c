@@ -304,15 +304,15 @@ la_status la_split_write(const la_split_state *st, const char *dir)
         EMIT("report.json", la_threeset_manifest_json(r, &st->ts, &j->ts, fp, keyed, &b));
         EMIT("manifest.md", la_threeset_manifest_md(r, &st->ts, &j->ts, fp, keyed, &b));
         EMIT("assignments.jsonl", la_threeset_assignments_jsonl(r, &st->ts, st->rep, st->exact.dup_of, &b));
-        EMIT("demos.jsonl", la_report_manifest(r, st->demos, &b));
+        if (s == LA_OK) s = la_write_manifest(&od, "demos.jsonl", r, st->demos);
     } else {
         EMIT("report.json", la_split_report_json(r, &st->chrono, &b));
         EMIT("report.md", la_split_report_md(r, &st->chrono, &b));
         EMIT("assignments.jsonl", la_split_assignments_jsonl(r, &st->chrono, &b));
     }
-    EMIT("dev.jsonl", la_report_manifest(r, st->dev, &b));
-    EMIT("test.jsonl", la_report_manifest(r, st->test, &b));
-    EMIT("quarantine.jsonl", la_report_manifest(r, LA_OUT_QUARANTINE, &b));
+    if (s == LA_OK) s = la_write_manifest(&od, "dev.jsonl", r, st->dev);
+    if (s == LA_OK) s = la_write_manifest(&od, "test.jsonl", r, st->test);
+    if (s == LA_OK) s = la_write_manifest(&od, "quarantine.jsonl", r, LA_OUT_QUARANTINE);
     EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
 #undef EMIT
     la_buf_free(&b);
