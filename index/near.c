@@ -5,10 +5,10 @@
  * thread count, on scheduling or on the backend:
  *   1. signatures, a batch of rows at a time: the CPU shingles each row (parallel loop), sorts its
  *      shingles, counts the distinct ones and feeds the document-frequency sketch; the backend
- *      (dispatch.h: CPU or CUDA) computes the SimHash of the sorted multisets ("near_simhash") and
- *      the MinHash signatures of the distinct sets ("near_signatures"); then the LSH band keys of
- *      all rows ("near_band_keys") and the bottom-m containment samples (CPU) of the held-out rows
- *      (of every row with --within);
+ *      (dispatch.h: CPU or CUDA) computes the SimHash of the sorted multisets ("near_simhash"),
+ *      the MinHash signatures of the distinct sets ("near_signatures") and their LSH band keys
+ *      ("near_band_keys"), after which the batch's signatures are dropped; then the bottom-m
+ *      containment samples (CPU) of the held-out rows (of every row with --within);
  *   2. bucket tables: held-out rows ("h") and the other rows ("o", only when needed), their entries
  *      sorted by key on the backend ("near_buckets", a stable sort: the same tables on every backend);
  *      a containment entry also carries what a hit needs of its row, and a bit filter of all samples
@@ -18,7 +18,8 @@
  *      the cache, so they prefetch some lookups ahead. Without --within the other side's rows are
  *      sampled as they probe, from the shingles the probe builds anyway, and the held-out rows probe
  *      the other side's samples after them;
- *   4. verification (CPU, parallel): shingle sets are rebuilt from the text and compared exactly.
+ *   4. verification (CPU, parallel): shingle sets are rebuilt from the text and compared exactly;
+ *      a reported pair's MinHash estimate comes from signing its two sets again.
  * Shingle sets are not kept between phases: rebuilding them costs less than storing them for a
  * corpus of hundreds of thousands of rows.
  */
@@ -793,8 +794,15 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         c->sample_in_probe = 0;
         free(c->df);
         c->df = NULL;
+        /* the held-out rows' pass probes only the other side's samples: the band keys are done
+         * with (42 x 8 bytes a row at the default bands), and so are the samples once they are in
+         * their table and its filter */
+        free(c->keys);
+        c->keys = NULL;
         LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
         LA_TRY(build_filter(c));
+        free(c->samp);
+        c->samp = NULL;
         c->pass_side = SIDE_HELD;
         LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
     } else {
