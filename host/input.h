@@ -8,7 +8,9 @@
 
 #include "leakaudit.h"
 
+#include <sodium.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct la_input {
     char *data;          /* decompressed bytes, NUL-terminated; owned */
@@ -38,6 +40,26 @@ void la_limits_default(la_limits *l /* OUT */);
  * failure sets la_last_error with the path; past a limit returns LA_EINPUT naming the option. */
 la_status la_input_read(const char *path, const la_limits *lim, la_input *out /* OUT */);
 void la_input_free(la_input *in);
+
+/* A plain regular file read a block at a time (la_input_blocks_read is a la_read_fn, records.h),
+ * with la_input_read's fingerprint and --max-input-bytes. */
+typedef struct la_input_blocks {
+    FILE *f;
+    const char *path;        /* borrowed */
+    const la_limits *lim;    /* borrowed */
+    uint64_t n, limit;       /* bytes read so far; the most allowed */
+    crypto_generichash_state h;
+} la_input_blocks;
+
+/* Open path for block reads: *ok = 1 when it is a regular, non-empty file that is not gzip or zstd
+ * data (close it with la_input_blocks_close), else *ok = 0 and nothing is open (read it whole:
+ * la_input_read says why a path cannot be opened). A file over --max-input-bytes is LA_EINPUT with
+ * la_input_read's message, before anything is read. */
+la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_blocks *b /* OUT */, int *ok /* OUT */);
+/* Up to cap more bytes into dst; *got = 0 at the end of the file. */
+la_status la_input_blocks_read(void *b, char *dst, size_t cap, size_t *got /* OUT */);
+/* Close the file; info gets the fingerprint, the bytes read and compression "none" (data NULL). */
+void la_input_blocks_close(la_input_blocks *b, la_input *info /* OUT */);
 
 /* The name of a path without compression suffix's effect: its format extension ("jsonl", "csv",
  * "tsv", ...) after dropping .gz/.zst; "" when none. Written into ext (at least 16 bytes). */

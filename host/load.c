@@ -790,10 +790,93 @@ static la_status load_arrow(la_loader *L, const la_arrow_input *in, const char *
 
 la_status la_load_file(la_loader *L, const char *path, const char *part) { return la_load_file_as(L, path, part, NULL); }
 
+/* Bytes of a plain JSONL file read per block: a million-row input is never held whole, only its
+ * rows. LEAKAUDIT_READ_BLOCK=N sets another size (at least 64; 0 reads every file whole), for the
+ * tests that cut small files into many blocks. */
+#define LOAD_BLOCK_BYTES ((size_t)32 << 20)
+
+static size_t load_block_bytes(void)
+{
+    const char *e = getenv("LEAKAUDIT_READ_BLOCK");
+    if (!e || !*e) return LOAD_BLOCK_BYTES;
+    char *end;
+    unsigned long long v = strtoull(e, &end, 10);
+    if (*end || v == 0) return 0;
+    return v < 64 ? 64 : v > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)v;
+}
+
+/* A plain JSONL file (not compressed, not standard input) read and parsed a block at a time, when
+ * its first block settles the probe for ids (a record with the id field, or the whole file): then
+ * *done = 1 and the file is loaded; else *done = 0 and nothing has changed (la_load_file_as reads it
+ * whole). The records, rejects, lines, fingerprint and failures are those of the whole-file path. */
+static la_status load_blocks(la_loader *L, const char *path, const char *part, const char *id_name, int *done)
+{
+    *done = 0;
+    const size_t block = load_block_bytes();
+    if (block == 0 || (L->opts.format != LA_FMT_AUTO && L->opts.format != LA_FMT_JSONL)) return LA_OK;
+    la_input_blocks b;
+    int ok;
+    LA_TRY(la_input_blocks_open(path, &L->opts.limits, &b, &ok));
+    if (!ok) return LA_OK;
+    la_input info;
+    char *buf = malloc(block + 1);
+    size_t got = 0;
+    la_status st = buf ? la_input_blocks_read(&b, buf, block, &got)
+                       : la_error(LA_ENOMEM, "%s: out of memory", path);
+    if (st != LA_OK) {
+        free(buf);
+        la_input_blocks_close(&b, &info);
+        return st;
+    }
+    buf[got] = '\0';
+    int eof = got < block;
+    la_input first = {.data = buf, .len = got};
+    la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &first) : L->opts.format;
+    /* the probe for ids over the block's complete lines, without touching the table */
+    if (!eof)
+        while (first.len > 0 && buf[first.len - 1] != '\n') first.len--;
+    pending probe = {.L = L, .ids_generated = 1};
+    if (fmt == LA_FMT_JSONL)
+        st = la_records_each_until(&first, path, fmt, &L->opts.limits, probe_id, &probe, &probe.have_id);
+    if (fmt != LA_FMT_JSONL || st != LA_OK || (!probe.have_id && !eof)) {
+        free(buf);
+        la_input_blocks_close(&b, &info);
+        return LA_OK;
+    }
+    uint32_t fidx;
+    la_file_info *fi = NULL;
+    st = add_file(L, path, &fidx, &fi);
+    if (st != LA_OK) {
+        free(buf);
+        la_input_blocks_close(&b, &info);
+        return st;
+    }
+    *done = 1;
+    fi->format = la_format_name(fmt);
+    pending p;
+    st = begin(L, path, part, id_name, fidx, &p);
+    if (st == LA_OK) {
+        fi->ids_generated = p.ids_generated = probe.ids_generated;
+        st = la_jsonl_each_read(buf, got, block + 1, la_input_blocks_read, &b, path, &L->opts.limits,
+                                L->opts.threads, &checked_pipe, &p);
+    } else {
+        free(buf);
+    }
+    end(&p);
+    la_input_blocks_close(&b, &info);
+    fi->compression = info.compression;
+    fi->bytes = info.stored_len;
+    for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", info.blake2b[i]);
+    return st;
+}
+
 la_status la_load_file_as(la_loader *L, const char *path, const char *part, const char *id_name)
 {
     for (size_t k = 0; k < L->opts.narrow; k++)
         if (L->opts.arrow[k].path == path) return load_arrow(L, &L->opts.arrow[k], part);
+    int done;
+    LA_TRY(load_blocks(L, path, part, id_name, &done));
+    if (done) return LA_OK;
     la_input in;
     LA_TRY(la_input_read(path, &L->opts.limits, &in));
     uint32_t fidx;

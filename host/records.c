@@ -548,38 +548,115 @@ static la_status commit_chunk(const jsonl_run *run, jsonl_chunk *c, counted *k, 
     return LA_OK;
 }
 
-la_status la_jsonl_each_parallel(const la_input *in, const char *path, const la_limits *lim, int threads,
-                                 const la_record_pipe *pipe, void *ctx)
+/* The reading state of one input, across the windows of every block read. */
+typedef struct jsonl_job {
+    jsonl_run run;
+    counted k;
+    char *states;
+    size_t window, state_bytes;
+    int nt;
+    uint32_t line;
+} jsonl_job;
+
+static la_status job_begin(jsonl_job *j, const char *path, const la_limits *lim, int threads,
+                           const la_record_pipe *pipe, void *ctx)
 {
-    int nt = la_parallel_threads(threads);
-    size_t window = (size_t)nt * CHUNKS_PER_THREAD;
-    size_t state_bytes = pipe->chunk_bytes ? pipe->chunk_bytes : 1;
-    jsonl_chunk *chunks = la_calloc_n(window, sizeof *chunks);
-    char *states = la_malloc_nm(window, state_bytes, 1);
-    if (!chunks || !states) {
-        free(chunks);
-        free(states);
+    memset(j, 0, sizeof *j);
+    j->nt = la_parallel_threads(threads);
+    j->window = (size_t)j->nt * CHUNKS_PER_THREAD;
+    j->state_bytes = pipe->chunk_bytes ? pipe->chunk_bytes : 1;
+    j->run = (jsonl_run){pipe, ctx, lim, la_calloc_n(j->window, sizeof(jsonl_chunk))};
+    j->states = la_malloc_nm(j->window, j->state_bytes, 1);
+    j->k = (counted){NULL, NULL, lim, path, 0, NULL, 0};
+    if (!j->run.chunks || !j->states) {
+        free(j->run.chunks);
+        free(j->states);
         return la_error(LA_ENOMEM, "out of memory reading %s", path);
     }
-    jsonl_run run = {pipe, ctx, lim, chunks};
-    counted k = {NULL, NULL, lim, path, 0, NULL, 0};
-    const char *p = skip_bom(in), *end = in->data + in->len;
-    uint32_t line = 0;
+    return LA_OK;
+}
+
+static void job_end(jsonl_job *j)
+{
+    free(j->run.chunks);
+    free(j->states);
+}
+
+/* Every record of the lines [p, end), window by window; end is the end of the input or just after a
+ * newline. */
+static la_status job_lines(jsonl_job *j, const char *p, const char *end)
+{
     la_status st = LA_OK;
     while (st == LA_OK && p < end) {
-        size_t n = cut_window(&p, end, chunks, window, states, state_bytes);
-        la_parallel_for(nt, n, 1, parse_chunks, &run); /* each chunk keeps its own status */
+        size_t n = cut_window(&p, end, j->run.chunks, j->window, j->states, j->state_bytes);
+        la_parallel_for(j->nt, n, 1, parse_chunks, &j->run); /* each chunk keeps its own status */
         for (size_t i = 0; i < n; i++) {
-            jsonl_chunk *c = &chunks[i];
+            jsonl_chunk *c = &j->run.chunks[i];
             /* a failure later in the window stops the workers; what comes before it is read all
              * the same, so the failure reported is the first in the file */
-            if (st == LA_OK && !c->done) parse_chunk(&run, c);
-            if (st == LA_OK) st = commit_chunk(&run, c, &k, &line);
-            pipe->release(ctx, c->state);
+            if (st == LA_OK && !c->done) parse_chunk(&j->run, c);
+            if (st == LA_OK) st = commit_chunk(&j->run, c, &j->k, &j->line);
+            j->run.pipe->release(j->run.ctx, c->state);
             free(c->lines);
         }
     }
-    free(chunks);
-    free(states);
+    return st;
+}
+
+la_status la_jsonl_each_parallel(const la_input *in, const char *path, const la_limits *lim, int threads,
+                                 const la_record_pipe *pipe, void *ctx)
+{
+    jsonl_job j;
+    LA_TRY(job_begin(&j, path, lim, threads, pipe, ctx));
+    la_status st = job_lines(&j, skip_bom(in), in->data + in->len);
+    job_end(&j);
+    return st;
+}
+
+la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more, void *more_ctx, const char *path,
+                             const la_limits *lim, int threads, const la_record_pipe *pipe, void *ctx)
+{
+    jsonl_job j;
+    LA_TRY(job_begin(&j, path, lim, threads, pipe, ctx));
+    la_status st = LA_OK;
+    size_t pos = len >= 3 && (unsigned char)buf[0] == 0xEF && (unsigned char)buf[1] == 0xBB &&
+                         (unsigned char)buf[2] == 0xBF
+                     ? 3
+                     : 0;
+    int eof = 0;
+    while (st == LA_OK) {
+        /* the complete lines read so far; the rest of a line waits for the next block */
+        const char *nl = NULL;
+        for (size_t i = len; i > pos; i--)
+            if (buf[i - 1] == '\n') {
+                nl = buf + i - 1;
+                break;
+            }
+        const char *end = eof ? buf + len : nl ? nl + 1 : buf + pos;
+        if (end > buf + pos) st = job_lines(&j, buf + pos, end);
+        if (st != LA_OK || eof) break;
+        pos = (size_t)(end - buf);
+        /* keep the unfinished line at the start, room for a block after it (a line longer than the
+         * buffer doubles it) */
+        memmove(buf, buf + pos, len - pos);
+        len -= pos;
+        pos = 0;
+        if (cap - len < cap / 2) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                st = la_error(LA_ENOMEM, "out of memory reading %s", path);
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        size_t got = 0;
+        st = more(more_ctx, buf + len, cap - len - 1, &got);
+        len += got;
+        buf[len] = '\0';
+        eof = got == 0;
+    }
+    free(buf);
+    job_end(&j);
     return st;
 }

@@ -75,4 +75,15 @@ typedef struct la_record_pipe {
 la_status la_jsonl_each_parallel(const la_input *in, const char *path, const la_limits *lim, int threads,
                                  const la_record_pipe *pipe, void *ctx);
 
+/* More bytes of an input as stored: up to cap into dst, *got = 0 at its end. */
+typedef la_status (*la_read_fn)(void *ctx, char *dst, size_t cap, size_t *got);
+
+/* The same over an input read a block at a time: buf (malloc'ed, cap bytes, the first len of them
+ * read and buf[len] = 0; taken over and freed) and then what `more` gives. Only the complete lines
+ * of each block are parsed; the rest of a line moves to the front for the next block, and a line
+ * longer than the buffer grows it. The records, lines and failures are those of
+ * la_jsonl_each_parallel over the whole input. */
+la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more, void *more_ctx, const char *path,
+                             const la_limits *lim, int threads, const la_record_pipe *pipe, void *ctx);
+
 #endif /* LA_RECORDS_H */

@@ -3,6 +3,9 @@
 # byte-identical outputs at --threads 1, 2 and 8 (report.json less its timings), with rejects,
 # duplicate ids, generated ids and embeddings whose checks depend on the rows before them; and a
 # bad line deep in a file, or a --max-rows overrun, gives the same message at every thread count.
+# The same for a plain file read a block at a time (LEAKAUDIT_READ_BLOCK: blocks of 4,000 and 1,000
+# bytes, so that lines straddle blocks and a line of 2 KB is longer than one) against every file
+# read whole (LEAKAUDIT_READ_BLOCK=0).
 source "$(dirname "$0")/lib.bash"
 
 python3 - <<'PY'
@@ -115,6 +118,35 @@ assert "extra.jsonl:6000" in ids and "extra.jsonl:1" in ids
 PY
 same_outputs out1 out2
 same_outputs out1 out8
+
+check "read a block at a time, or whole: the same files, the same failures"
+for blk in 0 4000 1000; do
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev dev.jsonl --part extra=extra.jsonl --test test.jsonl --on-invalid reject \
+        --embed none --max-row-bytes 1500 --threads 2 --out "blk$blk"
+    expect_rc 1
+    [ "$blk" = 0 ] || same_outputs blk0 "blk$blk"
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev dev.jsonl --test test.jsonl --embed none --max-rows 4321 --threads 2 \
+        --out "blkmax$blk"
+    expect_rc 2
+    mv err.txt "blkmax$blk.txt"
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev dev.jsonl --test test.jsonl --embed none --threads 2 --out "blkbad$blk"
+    expect_rc 2
+    mv err.txt "blkbad$blk.txt"
+done
+same_outputs blk0 out1
+expect_has blkmax0.txt 'dev.jsonl:4326: record: more than 4321 rows in one input'
+expect_same blkmax0.txt blkmax4000.txt
+expect_same blkmax0.txt blkmax1000.txt
+expect_has blkbad0.txt 'dev.jsonl:17: record: expected one JSON object per line'
+expect_same blkbad0.txt blkbad4000.txt
+expect_same blkbad0.txt blkbad1000.txt
+printf '\xef\xbb\xbf{"id": "b1", "text": "a row after a byte order mark"}\r\n{"id": "b2", "text": "and the last line has no newline"}' >bom.jsonl
+for blk in 0 4000 70; do
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev bom.jsonl --test test.jsonl --embed none --near off --out "bom$blk"
+    expect_rc 0
+    [ "$blk" = 0 ] || same_outputs bom0 "bom$blk"
+done
+expect_has bom0/dev.jsonl 'and the last line has no newline'
 
 check "embedding checks that depend on the rows before them come out the same at 1, 2 and 8 threads"
 for t in 1 2 8; do
