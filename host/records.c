@@ -617,8 +617,11 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
                              const la_limits *lim, int threads, const la_record_pipe *pipe, void *ctx)
 {
     jsonl_job j;
-    LA_TRY(job_begin(&j, path, lim, threads, pipe, ctx));
-    la_status st = LA_OK;
+    la_status st = job_begin(&j, path, lim, threads, pipe, ctx);
+    if (st != LA_OK) {
+        free(buf); /* taken over, whatever happens */
+        return st;
+    }
     size_t pos = len >= 3 && (unsigned char)buf[0] == 0xEF && (unsigned char)buf[1] == 0xBB &&
                          (unsigned char)buf[2] == 0xBF
                      ? 3
