@@ -292,6 +292,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     b->f = f;
     b->path = path;
     b->lim = lim;
+    b->size = (uint64_t)st.st_size;
     crypto_generichash_init(&b->h, NULL, 0, 32);
     *ok = 1;
     return LA_OK;

@@ -48,6 +48,7 @@ typedef struct la_input_blocks {
     const char *path;        /* borrowed */
     const la_limits *lim;    /* borrowed */
     uint64_t n, limit;       /* bytes read so far; the most allowed */
+    uint64_t size;           /* the file's size when it was opened */
     crypto_generichash_state h;
 } la_input_blocks;
 

@@ -819,9 +819,11 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     LA_TRY(la_input_blocks_open(path, &L->opts.limits, &b, &ok));
     if (!ok) return LA_OK;
     la_input info;
-    char *buf = malloc(block + 1);
+    /* a small file takes a buffer of its size, one byte more to see its end in one read */
+    size_t first_len = b.size < block ? (size_t)b.size + 1 : block;
+    char *buf = malloc(first_len + 1);
     size_t got = 0;
-    la_status st = buf ? la_input_blocks_read(&b, buf, block, &got)
+    la_status st = buf ? la_input_blocks_read(&b, buf, first_len, &got)
                        : la_error(LA_ENOMEM, "%s: out of memory", path);
     if (st != LA_OK) {
         free(buf);
@@ -829,7 +831,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         return st;
     }
     buf[got] = '\0';
-    int eof = got < block;
+    int eof = got < first_len;
     la_input first = {.data = buf, .len = got};
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &first) : L->opts.format;
     /* the probe for ids over the block's complete lines, without touching the table */
@@ -857,7 +859,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     st = begin(L, path, part, id_name, fidx, &p);
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated = probe.ids_generated;
-        st = la_jsonl_each_read(buf, got, block + 1, la_input_blocks_read, &b, path, &L->opts.limits,
+        st = la_jsonl_each_read(buf, got, first_len + 1, la_input_blocks_read, &b, path, &L->opts.limits,
                                 L->opts.threads, &checked_pipe, &p);
     } else {
         free(buf);
