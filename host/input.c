@@ -207,6 +207,14 @@ static la_status unzstd(const char *path, const la_limits *lim, const char *src,
     return LA_OK;
 }
 
+/* "gzip" or "zstd" when the stored bytes start with that format's magic number, else NULL. */
+static const char *compressed_as(const unsigned char *u, size_t n)
+{
+    if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) return "gzip";
+    if (n >= 4 && u[0] == 0x28 && u[1] == 0xB5 && u[2] == 0x2F && u[3] == 0xFD) return "zstd";
+    return NULL;
+}
+
 la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
 {
     memset(out, 0, sizeof *out);
@@ -219,15 +227,15 @@ la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
     if (s != LA_OK) return s;
     crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
     out->stored_len = n;
-    const unsigned char *u = (const unsigned char *)raw;
-    if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
-        out->compression = "gzip";
+    const char *kind = compressed_as((const unsigned char *)raw, n);
+    if (kind && kind[0] == 'g') {
+        out->compression = kind;
         s = gunzip(path, lim, raw, n, &out->data, &out->len);
         free(raw);
         return s;
     }
-    if (n >= 4 && u[0] == 0x28 && u[1] == 0xB5 && u[2] == 0x2F && u[3] == 0xFD) {
-        out->compression = "zstd";
+    if (kind) {
+        out->compression = kind;
         s = unzstd(path, lim, raw, n, &out->data, &out->len);
         free(raw);
         return s;
@@ -278,9 +286,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     struct stat st;
     unsigned char magic[4] = {0};
     size_t nm = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? fread(magic, 1, sizeof magic, f) : 0;
-    int compressed = (nm >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) ||
-                     (nm >= 4 && magic[0] == 0x28 && magic[1] == 0xB5 && magic[2] == 0x2F && magic[3] == 0xFD);
-    if (nm == 0 || compressed || fseek(f, 0, SEEK_SET) != 0) {
+    if (nm == 0 || compressed_as(magic, nm) || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return LA_OK;
     }

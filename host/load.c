@@ -790,6 +790,14 @@ static la_status load_arrow(la_loader *L, const la_arrow_input *in, const char *
 
 la_status la_load_file(la_loader *L, const char *path, const char *part) { return la_load_file_as(L, path, part, NULL); }
 
+/* What the file info says of an input as stored: its compression, size and fingerprint. */
+static void note_stored(la_file_info *fi, const la_input *in)
+{
+    fi->compression = in->compression;
+    fi->bytes = in->stored_len;
+    for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", in->blake2b[i]);
+}
+
 /* Bytes of a plain JSONL file read per block: a million-row input is never held whole, only its
  * rows. LEAKAUDIT_READ_BLOCK=N sets another size (at least 64; 0 reads every file whole), for the
  * tests that cut small files into many blocks. */
@@ -866,9 +874,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     }
     end(&p);
     la_input_blocks_close(&b, &info);
-    fi->compression = info.compression;
-    fi->bytes = info.stored_len;
-    for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", info.blake2b[i]);
+    note_stored(fi, &info);
     return st;
 }
 
@@ -890,9 +896,7 @@ la_status la_load_file_as(la_loader *L, const char *path, const char *part, cons
     }
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &in) : L->opts.format;
     fi->format = la_format_name(fmt);
-    fi->compression = in.compression;
-    fi->bytes = in.stored_len;
-    for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", in.blake2b[i]);
+    note_stored(fi, &in);
 
     pending p;
     st = begin(L, path, part, id_name, fidx, &p);
