@@ -2,10 +2,10 @@
  * simtile_i8.c - int8 quantization and the tile products of the int8 path (see simtile_i8.h).
  *
  * Two micro-kernels over the same packed seen side, chosen once per call by the CPU:
- * - AVX-512 VNNI: LA_I8_MR held-out rows by 4 panels (64 seen rows) over the whole depth: per group
- *   of 4 bytes, 4 panel loads, 4 broadcasts and 16 vpdpbusd (unsigned S bytes times signed Q bytes,
- *   summed into 16 int32 lanes). Zero bytes (stored as 128) pad a partial panel, and the kernel
- *   takes 128 sum q back from every entry.
+ * - AVX-512 VNNI: 8 held-out rows by 2 panels (32 seen rows) over the whole depth, the two panels
+ *   against every row of the block: per group of 4 bytes, 2 panel loads, 8 broadcasts and 16
+ *   vpdpbusd (unsigned S bytes times signed Q bytes, summed into 16 int32 lanes). Zero bytes
+ *   (stored as 128) pad a partial panel, and the kernel takes 128 sum q back from every entry.
  * - AVX2 (no VNNI: AMD Zen 2 and 3, Intel before Ice Lake): LA_I8_MR rows by one panel, panel by
  *   panel against every row of the block. vpmaddubsw multiplies the same S bytes by Q bytes in
  *   pairs summed into 16 bits, then vpmaddwd by 1 widens them into the same 32-bit lanes. The Q
@@ -171,36 +171,55 @@ static void tile_ref(const la_i8_side *Q, size_t q0, size_t mq, const la_i8_side
 /* Rows of zeros for a partial block of Q rows (d <= 65536). */
 static const int8_t zero_row[65536];
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-kernel_4x64(const int8_t *const q[LA_I8_MR], const uint8_t *p, size_t panel_bytes, size_t groups, __m512i acc[LA_I8_MR][4])
-{
-    for (int r = 0; r < LA_I8_MR; r++)
-        for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_si512();
-    for (size_t g = 0; g < groups; g++) {
-        const uint8_t *pg = p + g * 64;
-        __m512i s0 = _mm512_loadu_si512((const void *)pg);
-        __m512i s1 = _mm512_loadu_si512((const void *)(pg + panel_bytes));
-        __m512i s2 = _mm512_loadu_si512((const void *)(pg + 2 * panel_bytes));
-        __m512i s3 = _mm512_loadu_si512((const void *)(pg + 3 * panel_bytes));
-        for (int r = 0; r < LA_I8_MR; r++) {
-            int32_t w;
-            memcpy(&w, q[r] + 4 * g, 4);
-            __m512i b = _mm512_set1_epi32(w);
-            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], s0, b);
-            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], s1, b);
-            acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], s2, b);
-            acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], s3, b);
-        }
-    }
-}
+/* Q rows per VNNI micro-kernel: 8 rows by 2 panels are 16 accumulators. */
+enum { VNNI_MR = 8 };
 
+/* One Q row's 4 bytes of group g broadcast, times both panel registers, into the row's two
+ * accumulators. */
+#define LA_I8_VNNI_ROW(qr, a0, a1)                                  \
+    do {                                                            \
+        int32_t w_;                                                 \
+        memcpy(&w_, (qr) + 4 * g, 4);                               \
+        __m512i b_ = _mm512_set1_epi32(w_);                         \
+        a0 = _mm512_dpbusd_epi32(a0, s0, b_);                       \
+        a1 = _mm512_dpbusd_epi32(a1, s1, b_);                       \
+    } while (0)
+
+/* VNNI_MR Q rows by 2 panels (32 seen rows) over the whole depth; the accumulators are named so
+ * that they stay in registers (an array of them was shuffled between registers and the stack). */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-kernel_4x16(const int8_t *const q[LA_I8_MR], const uint8_t *p, size_t groups, __m512i acc[LA_I8_MR])
+kernel_8x32(const int8_t *const q[VNNI_MR], const uint8_t *p, size_t panel_bytes, size_t groups, __m512i acc[VNNI_MR][2])
 {
-    for (int r = 0; r < LA_I8_MR; r++) acc[r] = _mm512_setzero_si512();
+    __m512i a00 = _mm512_setzero_si512(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
+            a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00, a60 = a00, a61 = a00, a70 = a00, a71 = a00;
+    const int8_t *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3], *q4 = q[4], *q5 = q[5], *q6 = q[6], *q7 = q[7];
+    const uint8_t *p1 = p + panel_bytes;
     for (size_t g = 0; g < groups; g++) {
         __m512i s0 = _mm512_loadu_si512((const void *)(p + g * 64));
-        for (int r = 0; r < LA_I8_MR; r++) {
+        __m512i s1 = _mm512_loadu_si512((const void *)(p1 + g * 64));
+        LA_I8_VNNI_ROW(q0, a00, a01);
+        LA_I8_VNNI_ROW(q1, a10, a11);
+        LA_I8_VNNI_ROW(q2, a20, a21);
+        LA_I8_VNNI_ROW(q3, a30, a31);
+        LA_I8_VNNI_ROW(q4, a40, a41);
+        LA_I8_VNNI_ROW(q5, a50, a51);
+        LA_I8_VNNI_ROW(q6, a60, a61);
+        LA_I8_VNNI_ROW(q7, a70, a71);
+    }
+    acc[0][0] = a00, acc[0][1] = a01, acc[1][0] = a10, acc[1][1] = a11;
+    acc[2][0] = a20, acc[2][1] = a21, acc[3][0] = a30, acc[3][1] = a31;
+    acc[4][0] = a40, acc[4][1] = a41, acc[5][0] = a50, acc[5][1] = a51;
+    acc[6][0] = a60, acc[6][1] = a61, acc[7][0] = a70, acc[7][1] = a71;
+}
+
+/* VNNI_MR Q rows by one panel (16 seen rows): the last panel of an odd count. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
+kernel_8x16(const int8_t *const q[VNNI_MR], const uint8_t *p, size_t groups, __m512i acc[VNNI_MR])
+{
+    for (int r = 0; r < VNNI_MR; r++) acc[r] = _mm512_setzero_si512();
+    for (size_t g = 0; g < groups; g++) {
+        __m512i s0 = _mm512_loadu_si512((const void *)(p + g * 64));
+        for (int r = 0; r < VNNI_MR; r++) {
             int32_t w;
             memcpy(&w, q[r] + 4 * g, 4);
             acc[r] = _mm512_dpbusd_epi32(acc[r], s0, _mm512_set1_epi32(w));
@@ -208,34 +227,41 @@ kernel_4x16(const int8_t *const q[LA_I8_MR], const uint8_t *p, size_t groups, __
     }
 }
 
+/* Two panels at a time (32 KB at d = 1024, held by the first-level cache) against every Q row of the
+ * block, which the second level holds: the Q rows stream 32 bytes per 1,024 products. (Q rows outer,
+ * every panel of the tile inner, streamed the 2 MB seen block from the third level for every 4 rows:
+ * a third of the speed.) */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
 tile_vnni(const la_i8_side *Q, size_t q0, size_t mq, const la_i8_side *S, size_t s0, size_t ms, int32_t *C, size_t ldc)
 {
     const size_t dp = Q->dp, groups = dp / 4, panel_bytes = LA_I8_NR * dp;
     const uint8_t *base = S->data + (s0 / LA_I8_NR) * panel_bytes;
     size_t npanels = (ms + LA_I8_NR - 1) / LA_I8_NR;
-    for (size_t i = 0; i < mq; i += LA_I8_MR) {
-        const int8_t *q[LA_I8_MR];
-        __m512i corr[LA_I8_MR];
-        size_t rows = mq - i < LA_I8_MR ? mq - i : LA_I8_MR;
-        for (size_t r = 0; r < LA_I8_MR; r++) {
-            q[r] = r < rows ? (const int8_t *)Q->data + (q0 + i + r) * dp : zero_row;
-            corr[r] = _mm512_set1_epi32(r < rows ? 128 * Q->sum[q0 + i + r] : 0);
-        }
-        size_t pn = 0;
-        for (; pn + 4 <= npanels; pn += 4) {
-            __m512i acc[LA_I8_MR][4];
-            kernel_4x64(q, base + pn * panel_bytes, panel_bytes, groups, acc);
-            for (size_t r = 0; r < rows; r++)
-                for (int c = 0; c < 4; c++)
-                    _mm512_storeu_si512((void *)(C + (i + r) * ldc + (pn + (size_t)c) * LA_I8_NR),
-                                        _mm512_sub_epi32(acc[r][c], corr[r]));
-        }
-        for (; pn < npanels; pn++) {
-            __m512i acc[LA_I8_MR];
-            kernel_4x16(q, base + pn * panel_bytes, groups, acc);
-            for (size_t r = 0; r < rows; r++)
-                _mm512_storeu_si512((void *)(C + (i + r) * ldc + pn * LA_I8_NR), _mm512_sub_epi32(acc[r], corr[r]));
+    for (size_t pn = 0; pn < npanels; pn += 2) {
+        int two = pn + 1 < npanels;
+        for (size_t i = 0; i < mq; i += VNNI_MR) {
+            const int8_t *q[VNNI_MR];
+            int32_t corr[VNNI_MR];
+            size_t rows = mq - i < VNNI_MR ? mq - i : VNNI_MR;
+            for (size_t r = 0; r < VNNI_MR; r++) {
+                q[r] = r < rows ? (const int8_t *)Q->data + (q0 + i + r) * dp : zero_row;
+                corr[r] = r < rows ? 128 * Q->sum[q0 + i + r] : 0;
+            }
+            int32_t *c = C + i * ldc + pn * LA_I8_NR;
+            if (two) {
+                __m512i acc[VNNI_MR][2];
+                kernel_8x32(q, base + pn * panel_bytes, panel_bytes, groups, acc);
+                for (size_t r = 0; r < rows; r++) {
+                    __m512i k = _mm512_set1_epi32(corr[r]);
+                    _mm512_storeu_si512((void *)(c + r * ldc), _mm512_sub_epi32(acc[r][0], k));
+                    _mm512_storeu_si512((void *)(c + r * ldc + LA_I8_NR), _mm512_sub_epi32(acc[r][1], k));
+                }
+            } else {
+                __m512i acc[VNNI_MR];
+                kernel_8x16(q, base + pn * panel_bytes, groups, acc);
+                for (size_t r = 0; r < rows; r++)
+                    _mm512_storeu_si512((void *)(c + r * ldc), _mm512_sub_epi32(acc[r], _mm512_set1_epi32(corr[r])));
+            }
         }
     }
 }

@@ -25,7 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Rows a panel of the packed seen side holds, and Q rows per micro-kernel step. */
+/* Rows a panel of the packed seen side holds, and Q rows per step of the AVX2 micro-kernel (the
+ * VNNI one takes 8). */
 #define LA_I8_NR 16
 #define LA_I8_MR 4
 
