@@ -794,25 +794,12 @@ la_status la_report_clusters_jsonl(const la_report *r, la_buf *b)
     return la_buf_status(b);
 }
 
-size_t la_report_manifest_lines(const la_report *r, uint32_t out, const char **lines)
+size_t la_report_manifest_rows(const la_report *r, uint32_t out, uint32_t *rows)
 {
-    const la_row *rows = la_table_rows_const(r->table);
     size_t n = la_table_nrows(r->table), k = 0;
     for (size_t i = 0; i < n; i++)
-        if (r->audit->out[i] == out) lines[k++] = rows[i].raw;
+        if (r->audit->out[i] == out) rows[k++] = (uint32_t)i;
     return k;
-}
-
-la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *b)
-{
-    const la_row *rows = la_table_rows_const(r->table);
-    size_t n = la_table_nrows(r->table);
-    for (size_t i = 0; i < n; i++)
-        if (r->audit->out[i] == out) {
-            la_buf_puts(b, rows[i].raw);
-            la_buf_putc(b, '\n');
-        }
-    return la_buf_status(b);
 }
 
 la_status la_report_rejects_jsonl(const la_report *r, la_buf *b)

@@ -88,11 +88,11 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *out);
 /* One line per leak cluster: number, size, pairs, the kinds of evidence that joined it, whether it is
  * suspect, and its members per partition (ids sorted). */
 la_status la_report_clusters_jsonl(const la_report *r, la_buf *out);
-/* The original rows whose outcome is `out` (a partition index or LA_OUT_QUARANTINE), in input order. */
-la_status la_report_manifest(const la_report *r, uint32_t out, la_buf *buf);
-/* The same rows' records as borrowed strings (the table's) into lines, which has room for every row
- * of the table; returns how many. The lines of la_report_manifest, without copying them. */
-size_t la_report_manifest_lines(const la_report *r, uint32_t out, const char **lines);
+/* The rows of a manifest: the indices of the rows whose outcome is `out` (a partition index or
+ * LA_OUT_QUARANTINE), in input order, into rows, which has room for every row of the table; returns
+ * how many. la_manifest_write (host/manifest.h) writes their records, from the table or from their
+ * input files. */
+size_t la_report_manifest_rows(const la_report *r, uint32_t out, uint32_t *rows);
 la_status la_report_rejects_jsonl(const la_report *r, la_buf *out);
 /* report.junit.xml: one test case per kind, failing when links of the kind fail the gate. */
 la_status la_report_junit(const la_report *r, la_buf *out);

@@ -5,6 +5,7 @@
 #include "arrow.h"
 #include "input.h"
 #include "json_strict.h"
+#include "normalize.h"
 #include "la_arena.h"
 #include "semantic.h"
 
@@ -159,6 +160,10 @@ typedef struct pending {
     int ids_generated;
     int have_id;          /* the first pass found a record with the id field */
     la_arena arena;       /* strings of the records checked on the calling thread (not JSONL) */
+    /* a plain JSONL file read in blocks: an accepted row keeps its line's place in the file
+     * (la_table_raw_place), not the line; origin says where the block being parsed lies */
+    int by_place;
+    la_block_origin origin;
 } pending;
 
 /* One record checked off the table, on any thread: what a row keeps of it (its strings copied into
@@ -168,6 +173,7 @@ typedef struct pending {
 typedef struct checked {
     la_row row;           /* id from the id field (NULL when absent, bad or generated), strings, date, score */
     size_t rawlen;
+    la_raw_place place;   /* by_place: where the line lies in the file (len 0 when it cannot) */
     int parsed;           /* there was a record to read fields from */
     int known_part;       /* the split field's partition: an index into opts.known_parts, or -1 */
     long bad_utf8;        /* offset of the first invalid UTF-8 byte of the raw line, or -1 */
@@ -573,8 +579,8 @@ static void keep_texts(checked *c, la_arena *a, const char *const *texts, const 
 /* Check a record's fields (rec NULL: it did not parse, for parse_error) into c, copying what the
  * table will keep into arena: everything of a record with no problem so far, only its id and raw
  * line otherwise. Reads nothing but the loader's options, so any thread may run it. */
-static void check_record(const pending *p, la_arena *arena, checked *c, json_object *rec, const char *raw,
-                         size_t rawlen, uint32_t line, const char *parse_error)
+static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena, checked *c, json_object *rec,
+                         const char *raw, size_t rawlen, uint32_t line, const char *parse_error)
 {
     const la_load_opts *o = &p->L->opts;
     memset(c, 0, sizeof *c);
@@ -587,7 +593,7 @@ static void check_record(const pending *p, la_arena *arena, checked *c, json_obj
     c->bad_utf8 = -1;
     if (!rec) {
         reason(c, "record", "%s", parse_error);
-        keep(c, arena, raw, rawlen, &c->row.raw);
+        keep(c, raw_arena, raw, rawlen, &c->row.raw);
         return;
     }
     c->parsed = 1;
@@ -608,8 +614,13 @@ static void check_record(const pending *p, la_arena *arena, checked *c, json_obj
     c->bad_utf8 = utf8_invalid_at(raw, rawlen);
 
     if (id) keep(c, arena, id, strlen(id), &c->row.id);
-    keep(c, arena, raw, rawlen, &c->row.raw);
+    keep(c, raw_arena, raw, rawlen, &c->row.raw);
     if (c->nreasons || c->bad_utf8 >= 0) return; /* a reject whatever comes before it */
+    if (p->by_place && rawlen <= UINT32_MAX) {
+        uint64_t h[2];
+        la_text_hash128(raw, rawlen, h);
+        c->place = (la_raw_place){p->origin.off + (uint64_t)(raw - p->origin.buf), (uint32_t)rawlen, (uint32_t)h[0]};
+    }
     if (ntextok) keep_texts(c, arena, texts, lens, ntextok);
     if (family) keep(c, arena, family, strlen(family), &c->row.family);
     if (label) keep(c, arena, label, strlen(label), &c->row.label);
@@ -668,7 +679,12 @@ static la_status commit_record(pending *p, checked *c, uint32_t line)
         LA_TRY(s);
     }
     c->row.part = part;
-    return la_table_append(t, &c->row, NULL);
+    if (!c->place.len) return la_table_append(t, &c->row, NULL);
+    /* the line stays in the file: the manifests copy it from there */
+    c->row.raw = NULL;
+    size_t at;
+    LA_TRY(la_table_append(t, &c->row, &at));
+    return la_table_set_raw_place(t, at, &c->place);
 }
 
 /* A record of CSV, TSV or arrow input, checked and committed on the calling thread. */
@@ -677,7 +693,7 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
 {
     pending *p = ctx;
     checked c;
-    check_record(p, &p->arena, &c, rec, raw, rawlen, line, parse_error);
+    check_record(p, &p->arena, &p->arena, &c, rec, raw, rawlen, line, parse_error);
     la_status st = commit_record(p, &c, line);
     release_checked(&c);
     return st;
@@ -687,6 +703,7 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
  * arena, which the table adopts when the chunk is committed. */
 typedef struct checked_chunk {
     la_arena arena;
+    la_arena lines;       /* by_place: the raw lines, for rejects and messages, freed with the chunk */
     checked *recs;
     size_t n, cap;
 } checked_chunk;
@@ -699,8 +716,10 @@ static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, 
     if (!la_grow((void **)&k->recs, &k->cap, k->n + 1, sizeof *k->recs, 64))
         return la_error(LA_ENOMEM, "out of memory reading records");
     /* a row keeps about its line twice over (raw and text): a chunk's strings fit one block */
-    if (!k->arena.block) k->arena.block = 2 * (size_t)LA_JSONL_CHUNK_BYTES + 4096;
-    check_record(p, &k->arena, &k->recs[k->n++], rec, raw, rawlen, line, parse_error);
+    if (!k->arena.block) k->arena.block = (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096;
+    if (!k->lines.block) k->lines.block = (size_t)LA_JSONL_CHUNK_BYTES + 4096;
+    check_record(p, &k->arena, p->by_place ? &k->lines : &k->arena, &k->recs[k->n++], rec, raw, rawlen, line,
+                 parse_error);
     return LA_OK;
 }
 
@@ -718,10 +737,11 @@ static void release_chunk(void *ctx, void *chunk)
     for (size_t i = 0; i < ch->n; i++) release_checked(&ch->recs[i]);
     free(ch->recs);
     la_arena_free(&ch->arena);
+    la_arena_free(&ch->lines);
 }
 
 static const la_record_pipe checked_pipe = {prepare_chunk_record, commit_chunk_record, release_chunk,
-                                            sizeof(checked_chunk)};
+                                            sizeof(checked_chunk), NULL};
 
 /* First pass: does any record carry the id field? It stops at the first one that does (have_id
  * ends la_records_each_until), so only a file without ids is read twice to the end. */
@@ -867,8 +887,11 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     st = begin(L, path, part, id_name, fidx, &p);
     if (st == LA_OK) {
         fi->ids_generated = p.ids_generated = probe.ids_generated;
+        la_record_pipe pipe = checked_pipe;
+        pipe.origin = &p.origin;
+        p.by_place = 1;
         st = la_jsonl_each_read(buf, got, first_len + 1, la_input_blocks_read, &b, path, &L->opts.limits,
-                                L->opts.threads, &checked_pipe, &p);
+                                L->opts.threads, &pipe, &p);
     } else {
         free(buf);
     }

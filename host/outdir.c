@@ -431,9 +431,7 @@ static la_status write_iov(int fd, const char *path, struct iovec *iov, int n)
 
 /* One file of the temporary directory, its bytes handed out by `fill` a batch of at most max pieces
  * at a time (returns how many; 0 at the end), gathered by writev; fsynced and closed. */
-typedef int (*fill_fn)(void *ctx, struct iovec *iov, int max);
-
-static la_status write_file_with(la_outdir *o, const char *name, fill_fn fill, void *ctx)
+static la_status write_file_with(la_outdir *o, const char *name, la_outdir_fill fill, void *ctx)
 {
     char *p = join(o->tmp, name);
     if (!p) return la_error(LA_ENOMEM, "out of memory");
@@ -445,7 +443,12 @@ static la_status write_file_with(la_outdir *o, const char *name, fill_fn fill, v
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) s = la_error(LA_EIO, "%s: cannot create: %s", p, strerror(errno));
     struct iovec iov[LA_OUTDIR_IOV];
-    for (int n; s == LA_OK && (n = fill(ctx, iov, LA_OUTDIR_IOV)) > 0;) s = write_iov(fd, p, iov, n);
+    for (int n; s == LA_OK;) {
+        n = fill(ctx, iov, LA_OUTDIR_IOV, &s);
+        if (n < 0 && s == LA_OK) s = la_error(LA_EINTERNAL, "%s: its contents failed without a reason", p);
+        if (n <= 0) break;
+        s = write_iov(fd, p, iov, n);
+    }
     if (fd >= 0) {
         if (s == LA_OK && want_fsync() && fsync(fd) != 0) s = la_error(LA_EIO, "%s: write failed (fsync): %s", p, strerror(errno));
         if (close(fd) != 0 && s == LA_OK) s = la_error(LA_EIO, "%s: write failed: %s", p, strerror(errno));
@@ -461,8 +464,9 @@ typedef struct bytes_src {
     int done;
 } bytes_src;
 
-static int fill_bytes(void *ctx, struct iovec *iov, int max)
+static int fill_bytes(void *ctx, struct iovec *iov, int max, la_status *failed)
 {
+    (void)failed;
     bytes_src *b = ctx;
     if (b->done || b->n == 0 || max < 1) return 0;
     b->done = 1;
@@ -476,24 +480,6 @@ static la_status write_file(la_outdir *o, const char *name, const void *data, si
     return write_file_with(o, name, fill_bytes, &b);
 }
 
-/* Lines, each followed by a newline. */
-typedef struct lines_src {
-    const char *const *lines;
-    size_t n, next;
-} lines_src;
-
-static int fill_lines(void *ctx, struct iovec *iov, int max)
-{
-    static char nl[] = "\n";
-    lines_src *l = ctx;
-    int k = 0;
-    for (; k + 2 <= max && l->next < l->n; l->next++) {
-        const char *line = l->lines[l->next];
-        iov[k++] = (struct iovec){(void *)line, strlen(line)};
-        iov[k++] = (struct iovec){nl, 1};
-    }
-    return k;
-}
 
 la_status la_outdir_begin(const char *dir, la_outdir *o)
 {
@@ -577,12 +563,11 @@ la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b)
     return written(o, copy, write_file(o, name, b->p, b->n));
 }
 
-la_status la_outdir_write_lines(la_outdir *o, const char *name, const char *const *lines, size_t n)
+la_status la_outdir_write_from(la_outdir *o, const char *name, la_outdir_fill fill, void *ctx)
 {
     char *copy;
     LA_TRY(name_file(o, name, &copy));
-    lines_src l = {lines, n, 0};
-    return written(o, copy, write_file_with(o, name, fill_lines, &l));
+    return written(o, copy, write_file_with(o, name, fill, ctx));
 }
 
 /* Swap tmp and final in one step; 1 when done, 0 when the system cannot (then errno says why). */

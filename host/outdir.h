@@ -18,6 +18,8 @@
 #include "buf.h"
 #include "leakaudit.h"
 
+#include <sys/uio.h>
+
 /* The manifest file every output directory holds: one comment line, then one file name a line. */
 #define LA_OUTDIR_MANIFEST ".leakaudit-manifest"
 
@@ -39,10 +41,12 @@ la_status la_outdir_check(const char *dir, const char *const *inputs, size_t nin
 la_status la_outdir_begin(const char *dir, la_outdir *o /* OUT */);
 /* Write one file (a name without slashes, not the manifest's) into the temporary directory. */
 la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b);
-/* The same for a file of n lines (NUL-terminated, borrowed for the call), each followed by a
- * newline: gathered into writev calls of LA_OUTDIR_IOV pieces, so a manifest of a million rows is
- * never copied into a buffer of its size. */
-la_status la_outdir_write_lines(la_outdir *o, const char *name, const char *const *lines, size_t n);
+/* The same for a file whose pieces come from fill, gathered into writev calls: each call fills up
+ * to max pieces (pointing at memory that stays as it is until the next call) and returns how many,
+ * 0 at the end, or -1 with *failed set (and la_error's message) to abandon the file. So a manifest
+ * of a million rows is never copied into a buffer of its size. */
+typedef int (*la_outdir_fill)(void *ctx, struct iovec *iov, int max, la_status *failed);
+la_status la_outdir_write_from(la_outdir *o, const char *name, la_outdir_fill fill, void *ctx);
 
 /* Pieces per writev call (at most IOV_MAX, which POSIX puts at 16 or more; Linux has 1024). */
 #define LA_OUTDIR_IOV 1024

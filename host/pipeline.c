@@ -5,6 +5,7 @@
 #include "pipeline.h"
 
 #include "la_alloc.h"
+#include "manifest.h"
 #include "outdir.h"
 
 #include <stdio.h>
@@ -564,10 +565,10 @@ static la_status write_shard(const la_audit_state *st, const char *dir)
 
 la_status la_write_manifest(la_outdir *od, const char *name, const la_report *r, uint32_t out)
 {
-    const char **lines = la_malloc_nm(la_table_nrows(r->table), sizeof *lines, 1);
-    if (!lines) return la_error(LA_ENOMEM, "out of memory writing %s", name);
-    la_status s = la_outdir_write_lines(od, name, lines, la_report_manifest_lines(r, out, lines));
-    free(lines);
+    uint32_t *rows = la_malloc_nm(la_table_nrows(r->table), sizeof *rows, 1);
+    if (!rows) return la_error(LA_ENOMEM, "out of memory writing %s", name);
+    la_status s = la_manifest_write(od, name, r->table, rows, la_report_manifest_rows(r, out, rows));
+    free(rows);
     return s;
 }
 

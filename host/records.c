@@ -627,6 +627,7 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
                      ? 3
                      : 0;
     int eof = 0;
+    uint64_t base = 0; /* where buf[0] lies in the input */
     while (st == LA_OK) {
         /* the complete lines read so far; the rest of a line waits for the next block */
         const char *nl = NULL;
@@ -636,12 +637,14 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
                 break;
             }
         const char *end = eof ? buf + len : nl ? nl + 1 : buf + pos;
+        if (pipe->origin) *pipe->origin = (la_block_origin){buf, base};
         if (end > buf + pos) st = job_lines(&j, buf + pos, end);
         if (st != LA_OK || eof) break;
         pos = (size_t)(end - buf);
         /* keep the unfinished line at the start, room for a block after it (a line longer than the
          * buffer doubles it) */
         memmove(buf, buf + pos, len - pos);
+        base += pos;
         len -= pos;
         pos = 0;
         if (cap - len < cap / 2) {

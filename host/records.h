@@ -54,6 +54,14 @@ la_status la_records_each_source(la_record_source src, void *src_ctx, const char
  * own); each chunk has a state of chunk_bytes bytes, zeroed, for its records alone. */
 #define LA_JSONL_CHUNK_BYTES (256u << 10)
 
+/* Where the bytes being parsed lie in the input as stored: la_jsonl_each_read sets these before
+ * each run of complete lines, for a caller that keeps a record's place in the file instead of its
+ * text (offset of raw = off + (raw - buf)). */
+typedef struct la_block_origin {
+    const char *buf;
+    uint64_t off;
+} la_block_origin;
+
 typedef struct la_record_pipe {
     /* On a worker thread, for each record of a chunk in order: la_record_fn's arguments (line
      * counted from the chunk's first line), and the chunk's state. Failures stop the reading, as
@@ -66,6 +74,8 @@ typedef struct la_record_pipe {
     /* Frees what prepare kept in a chunk's state, whether its records were committed or not. */
     void (*release)(void *ctx, void *chunk);
     size_t chunk_bytes;
+    /* la_jsonl_each_read only, or NULL: kept current while prepare runs */
+    la_block_origin *origin;
 } la_record_pipe;
 
 /* Every record of the JSONL input `in` through pipe, records parsed on up to `threads` threads

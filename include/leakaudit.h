@@ -139,7 +139,9 @@ typedef struct la_row {
     size_t norm_len;
     const char *family;    /* NULL: the row is its own family */
     const char *label;
-    const char *raw;       /* the original record as one line of JSON, passed through to manifests */
+    const char *raw;       /* the original record as one line of JSON, passed through to manifests;
+                            * NULL when the table keeps only where the line lies in its input file
+                            * (la_table_raw_place: rows read from a plain JSONL file) */
     double score;          /* per-case eval result in [0,1]; NaN when absent */
     uint64_t hash[2];      /* XXH3-128 of norm (hash[0] low, hash[1] high); zero until computed */
     int32_t date;          /* days since 1970-01-01, LA_NO_DATE when absent */
@@ -177,6 +179,21 @@ LA_API la_status la_table_append(la_table *t, const la_row *row, size_t *index /
 
 /* Index of the row with this id, or (size_t)-1. Ids are indexed as rows are appended. */
 LA_API size_t la_table_find_id(const la_table *t, const char *id);
+
+/* Where a row's record lies in its input file (la_row.file) when the table does not hold it: the
+ * line's byte offset and length in the file as stored, and a 32-bit digest of its bytes (the low
+ * half of XXH3-128) by which a file changed since it was read is caught. Rows read from a plain,
+ * uncompressed JSONL file keep this in place of raw, which saves a copy of the input in memory. */
+typedef struct la_raw_place {
+    uint64_t offset;
+    uint32_t len;          /* 0: none */
+    uint32_t check;
+} la_raw_place;
+
+/* Record where row `row` (already appended, its raw NULL) lies in its file. */
+LA_API la_status la_table_set_raw_place(la_table *t, size_t row, const la_raw_place *at);
+/* 1 with *at filled when the row's record is kept as a place in its file, else 0. */
+LA_API int la_table_raw_place(const la_table *t, size_t row, la_raw_place *at /* OUT */);
 
 LA_API size_t la_table_nrows(const la_table *t);
 /* Borrowed pointer to the rows array; valid until the next la_table_append. */

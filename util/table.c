@@ -27,6 +27,8 @@ struct la_table {
     uint32_t nfiles, capfiles;
     size_t *ids;          /* open addressing: row index + 1, 0 = empty */
     size_t idcap;         /* power of two */
+    la_raw_place *places; /* per row (capplaces of them, zeroed past what was set), or NULL */
+    size_t capplaces;
 };
 
 static uint64_t str_hash(const char *s)
@@ -54,6 +56,7 @@ void la_table_free(la_table *t)
     free(t->files);
     free(t->rows);
     free(t->ids);
+    free(t->places);
     free(t);
 }
 
@@ -199,6 +202,28 @@ la_status la_table_append(la_table *t, const la_row *row, size_t *index)
     }
     if (index) *index = t->nrows - 1;
     return LA_OK;
+}
+
+la_status la_table_set_raw_place(la_table *t, size_t row, const la_raw_place *at)
+{
+    if (row >= t->nrows) return la_error(LA_EINVAL, "la_table_set_raw_place: no row %zu", row);
+    if (row >= t->capplaces) {
+        size_t c = t->caprows;
+        la_raw_place *v = realloc(t->places, c * sizeof *v);
+        if (!v) return la_error(LA_ENOMEM, "out of memory recording where %zu rows lie in their files", c);
+        memset(v + t->capplaces, 0, (c - t->capplaces) * sizeof *v);
+        t->places = v;
+        t->capplaces = c;
+    }
+    t->places[row] = *at;
+    return LA_OK;
+}
+
+int la_table_raw_place(const la_table *t, size_t row, la_raw_place *at)
+{
+    if (row >= t->capplaces || !t->places[row].len) return 0;
+    *at = t->places[row];
+    return 1;
 }
 
 size_t la_table_find_id(const la_table *t, const char *id)

@@ -68,11 +68,24 @@ typedef struct parallel {
     buf out;
     size_t fail_at;
     size_t n;
+    /* read in blocks: where each record's raw text lies in the whole input, checked against it */
+    const la_block_origin *origin;
+    const char *whole;
+    size_t wholelen;
+    _Atomic size_t placed;
 } parallel;
 
 static la_status prepare(void *ctx, void *state, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                          const char *parse_error)
 {
+    parallel *p = ctx;
+    if (p->origin) {
+        assert_true(raw >= p->origin->buf);
+        uint64_t off = p->origin->off + (uint64_t)(raw - p->origin->buf);
+        assert_true(off + rawlen <= p->wholelen);
+        assert_memory_equal(p->whole + off, raw, rawlen);
+        p->placed++;
+    }
     chunk *c = state;
     c->recs = realloc(c->recs, (c->n + 1) * sizeof *c->recs);
     assert_non_null(c->recs);
@@ -100,7 +113,25 @@ static void release(void *ctx, void *state)
     free(c->recs);
 }
 
-static const la_record_pipe pipe_ = {prepare, commit, release, sizeof(chunk)};
+static const la_record_pipe pipe_ = {prepare, commit, release, sizeof(chunk), NULL};
+
+/* The input handed over `step` bytes at a time, as la_input_blocks_read does a file. */
+typedef struct mem_reader {
+    const la_input *in;
+    size_t at, step;
+} mem_reader;
+
+static la_status mem_read(void *ctx, char *dst, size_t cap, size_t *got)
+{
+    mem_reader *m = ctx;
+    size_t n = m->in->len - m->at;
+    if (n > cap) n = cap;
+    if (n > m->step) n = m->step;
+    memcpy(dst, m->in->data + m->at, n);
+    m->at += n;
+    *got = n;
+    return LA_OK;
+}
 
 /* ---- the input ---- */
 
@@ -154,12 +185,35 @@ static void expect_same_records(const la_input *in, const la_limits *lim, size_t
     assert_true(s.n > 1000);
     int threads[] = {1, 2, 3, 8};
     for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
-        parallel p = {{0}, fail_at, 0};
+        parallel p = {{0}, fail_at, 0, NULL, NULL, 0, 0};
         la_status got = la_jsonl_each_parallel(in, "x.jsonl", lim, threads[k], &pipe_, &p);
         assert_int_equal(got, want);
         if (want != LA_OK) assert_string_equal(la_last_error(), want_msg);
         assert_int_equal(p.out.n, s.out.n);
         assert_memory_equal(p.out.p, s.out.p, s.out.n);
+        free(p.out.p);
+    }
+    /* read in blocks (a first block of 70 bytes or 1 MB, then up to 64 KB or 4 MB at a time): the
+     * same records, and each record's offset from the block origin is where it lies in the input */
+    const size_t firsts[] = {70, 1 << 20}, steps[] = {1 << 16, 4 << 20};
+    for (size_t k = 0; k < 2; k++) {
+        la_block_origin origin = {0};
+        la_record_pipe pipe = pipe_;
+        pipe.origin = &origin;
+        parallel p = {{0}, fail_at, 0, &origin, in->data, in->len, 0};
+        mem_reader m = {in, 0, firsts[k]};
+        size_t cap = firsts[k] + 1;
+        char *buf = malloc(cap + 1);
+        size_t got;
+        assert_int_equal(mem_read(&m, buf, firsts[k], &got), LA_OK);
+        buf[got] = '\0';
+        m.step = steps[k];
+        la_status st = la_jsonl_each_read(buf, got, cap, mem_read, &m, "x.jsonl", lim, 2, &pipe, &p);
+        assert_int_equal(st, want);
+        if (want != LA_OK) assert_string_equal(la_last_error(), want_msg);
+        assert_int_equal(p.out.n, s.out.n);
+        assert_memory_equal(p.out.p, s.out.p, s.out.n);
+        assert_true(p.placed >= s.n);
         free(p.out.p);
     }
     free(s.out.p);

@@ -1,0 +1,137 @@
+/* manifest.c - manifests from the rows' records, in memory or in their input files (see manifest.h). */
+#include "manifest.h"
+
+#include "la_alloc.h"
+#include "normalize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct manifest_src {
+    const la_table *t;
+    const la_row *r;
+    const uint32_t *rows;
+    size_t n, next;
+    int fd;               /* the input file open for copying, or -1 */
+    uint32_t file;        /* its index in the table */
+    char *buf;            /* bytes [off, off + len) of that file */
+    size_t cap, len;
+    uint64_t off;
+} manifest_src;
+
+static la_status open_file(manifest_src *m, uint32_t file)
+{
+    if (m->fd >= 0) close(m->fd);
+    m->len = 0;
+    m->file = file;
+    const char *path = la_table_file_name(m->t, file);
+    m->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (m->fd < 0)
+        return la_error(LA_EINPUT, "%s: cannot open it again to copy its rows into the manifests: %s; run the audit again",
+                        path ? path : "(input)", path ? strerror(errno) : "no such file");
+    return LA_OK;
+}
+
+/* Read the block of the file that starts at the line `at` (at least the line). */
+static la_status read_block(manifest_src *m, const la_raw_place *at, const la_row *row)
+{
+    const char *path = la_table_file_name(m->t, m->file);
+    size_t want = at->len > LA_MANIFEST_BLOCK ? at->len : LA_MANIFEST_BLOCK;
+    if (want > m->cap) {
+        char *b = realloc(m->buf, want);
+        if (!b) return la_error(LA_ENOMEM, "out of memory copying the rows of %s", path);
+        m->buf = b;
+        m->cap = want;
+    }
+    m->off = at->offset;
+    m->len = 0;
+    while (m->len < want) {
+        ssize_t got = pread(m->fd, m->buf + m->len, want - m->len, (off_t)(at->offset + m->len));
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return la_error(LA_EIO, "%s: read error: %s", path, strerror(errno));
+        if (got == 0) break;
+        m->len += (size_t)got;
+    }
+    if (m->len < at->len)
+        return la_error(LA_EINPUT, "%s:%u: the file is shorter than when the audit read it; run the audit again", path,
+                        row->line);
+    return LA_OK;
+}
+
+/* The line of a row kept as a place in its file, checked against its digest. */
+static la_status line_of(manifest_src *m, const la_row *row, const la_raw_place *at, const char **line)
+{
+    const char *p = m->buf + (at->offset - m->off);
+    uint64_t h[2];
+    la_text_hash128(p, at->len, h);
+    if ((uint32_t)h[0] != at->check)
+        return la_error(LA_EINPUT, "%s:%u: the line is not the one the audit read (the file changed while it ran); run the audit again",
+                        la_table_file_name(m->t, m->file), row->line);
+    *line = p;
+    return LA_OK;
+}
+
+static int in_block(const manifest_src *m, uint32_t file, const la_raw_place *at)
+{
+    return m->fd >= 0 && m->file == file && at->offset >= m->off && at->offset - m->off <= m->len &&
+           at->len <= m->len - (at->offset - m->off);
+}
+
+static int fill(void *ctx, struct iovec *iov, int max, la_status *failed)
+{
+    static char nl[] = "\n";
+    manifest_src *m = ctx;
+    int k = 0;
+    for (; k + 2 <= max && m->next < m->n; m->next++) {
+        size_t i = m->rows[m->next];
+        const la_row *row = &m->r[i];
+        const char *line = row->raw;
+        size_t len = line ? strlen(line) : 0;
+        if (!line) {
+            la_raw_place at;
+            la_status s = LA_OK;
+            if (!la_table_raw_place(m->t, i, &at)) {
+                s = la_error(LA_EINTERNAL, "row %zu has neither its record nor its place in a file", i);
+            } else if (!in_block(m, row->file, &at)) {
+                if (k) return k; /* the pieces so far point into the block: written first */
+                if (m->fd < 0 || m->file != row->file) s = open_file(m, row->file);
+                if (s == LA_OK) s = read_block(m, &at, row);
+            }
+            if (s == LA_OK) s = line_of(m, row, &at, &line);
+            if (s != LA_OK) {
+                *failed = s;
+                return -1;
+            }
+            len = at.len;
+        }
+        iov[k++] = (struct iovec){(void *)line, len};
+        iov[k++] = (struct iovec){nl, 1};
+    }
+    return k;
+}
+
+la_status la_manifest_write(la_outdir *od, const char *name, const la_table *t, const uint32_t *rows, size_t n)
+{
+    manifest_src m = {.t = t, .r = la_table_rows_const(t), .rows = rows, .n = n, .fd = -1};
+    la_status s = la_outdir_write_from(od, name, fill, &m);
+    if (m.fd >= 0) close(m.fd);
+    free(m.buf);
+    return s;
+}
+
+la_status la_manifest_buf(const la_table *t, const uint32_t *rows, size_t n, la_buf *out)
+{
+    manifest_src m = {.t = t, .r = la_table_rows_const(t), .rows = rows, .n = n, .fd = -1};
+    struct iovec iov[64];
+    la_status s = LA_OK;
+    int k;
+    while ((k = fill(&m, iov, 64, &s)) > 0)
+        for (int i = 0; i < k; i++) la_buf_putn(out, iov[i].iov_base, iov[i].iov_len);
+    if (k < 0 && s == LA_OK) s = la_error(LA_EINTERNAL, "manifest: failed without a reason");
+    if (m.fd >= 0) close(m.fd);
+    free(m.buf);
+    return s != LA_OK ? s : la_buf_status(out);
+}

@@ -1,0 +1,218 @@
+/*
+ * test_manifest.c - manifests of rows read from a plain JSONL file, whose records the table keeps
+ * as places in the file (la_table_raw_place): the lines copied back are the lines read, in any row
+ * order and across blocks; a file changed, truncated or removed after it was read is an error
+ * naming the file and line; a file read whole keeps its records in memory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "leakaudit.h"
+#include "load.h"
+#include "manifest.h"
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];
+    la_table *t;
+    la_loader L;
+    la_load_opts o;
+    char *want;      /* the lines a manifest of every row in input order holds */
+    size_t wantlen;
+} fixture;
+
+/* Rows of many lengths, CRLF endings, blank lines, a BOM and one line longer than a copy block. */
+static void write_input(fixture *f)
+{
+    FILE *fp = fopen(f->path, "wb");
+    assert_non_null(fp);
+    la_buf want = {0};
+    fputs("\xEF\xBB\xBF", fp);
+    for (int i = 0; i < 3000; i++) {
+        char line[4200];
+        int n = snprintf(line, sizeof line, "{\"id\": \"r%d\", \"text\": \"", i);
+        for (int w = 0; w < (i * 37) % 400; w++) n += snprintf(line + n, sizeof line - (size_t)n, "w%d ", (i * w) % 97);
+        n += snprintf(line + n, sizeof line - (size_t)n, "\"}");
+        fwrite(line, 1, (size_t)n, fp);
+        fputs(i % 7 == 0 ? "\r\n" : "\n", fp);
+        if (i % 11 == 0) fputs("\n  \n", fp);
+        la_buf_putn(&want, line, (size_t)n);
+        la_buf_putc(&want, '\n');
+        if (i == 1500) { /* a line of 5 MB */
+            static char big[5 << 20];
+            int m = snprintf(big, sizeof big, "{\"id\": \"big\", \"text\": \"");
+            memset(big + m, 'x', sizeof big - (size_t)m - 3);
+            memcpy(big + sizeof big - 3, "\"}", 2);
+            fwrite(big, 1, sizeof big - 1, fp);
+            fputc('\n', fp);
+            la_buf_putn(&want, big, sizeof big - 1);
+            la_buf_putc(&want, '\n');
+        }
+    }
+    fputs("{\"id\": \"last\", \"text\": \"no newline\"}", fp);
+    la_buf_puts(&want, "{\"id\": \"last\", \"text\": \"no newline\"}\n");
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(la_buf_status(&want), LA_OK);
+    f->want = want.p;
+    f->wantlen = want.n;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/la-test-manifest-XXXXXX");
+    if (!mkdtemp(f->dir)) return -1;
+    snprintf(f->path, sizeof f->path, "%s/rows.jsonl", f->dir);
+    write_input(f);
+    if (la_table_new(&f->t) != LA_OK) return -1;
+    la_load_opts_default(&f->o);
+    f->o.limits.max_row_bytes = 8 << 20; /* the 5 MB line is a row */
+    la_loader_init(&f->L, f->t, &f->o);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    unlink(f->path);
+    rmdir(f->dir);
+    la_loader_free(&f->L);
+    la_table_free(f->t);
+    free(f->want);
+    free(f);
+    unsetenv("LEAKAUDIT_READ_BLOCK");
+    return 0;
+}
+
+/* The manifest of every row, in input order or reversed. */
+static la_status manifest(const fixture *f, int reversed, la_buf *out)
+{
+    size_t n = la_table_nrows(f->t);
+    uint32_t *rows = malloc(n * sizeof *rows);
+    assert_non_null(rows);
+    for (size_t i = 0; i < n; i++) rows[i] = (uint32_t)(reversed ? n - 1 - i : i);
+    out->n = 0;
+    la_status s = la_manifest_buf(f->t, rows, n, out);
+    free(rows);
+    return s;
+}
+
+/* The lines of want in reverse order. */
+static char *reversed_lines(const char *p, size_t n)
+{
+    char *r = malloc(n);
+    assert_non_null(r);
+    size_t w = 0, end = n;
+    while (end > 0) {
+        size_t start = end - 1;
+        while (start > 0 && p[start - 1] != '\n') start--;
+        memcpy(r + w, p + start, end - start);
+        w += end - start;
+        end = start;
+    }
+    return r;
+}
+
+static void test_lines_come_back_from_the_file(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(la_load_file(&f->L, f->path, "dev"), LA_OK);
+    size_t n = la_table_nrows(f->t);
+    assert_int_equal(n, 3002);
+    const la_row *r = la_table_rows_const(f->t);
+    la_raw_place at;
+    for (size_t i = 0; i < n; i++) {
+        assert_null(r[i].raw); /* the table holds no copy of the input */
+        assert_true(la_table_raw_place(f->t, i, &at));
+    }
+    la_buf b = {0};
+    assert_int_equal(manifest(f, 0, &b), LA_OK);
+    assert_int_equal(b.n, f->wantlen);
+    assert_memory_equal(b.p, f->want, b.n);
+    /* backwards: every line's block read again */
+    assert_int_equal(manifest(f, 1, &b), LA_OK);
+    char *rev = reversed_lines(f->want, f->wantlen);
+    assert_int_equal(b.n, f->wantlen);
+    assert_memory_equal(b.p, rev, b.n);
+    free(rev);
+    la_buf_free(&b);
+}
+
+/* Overwrite one byte at `off` of the file. */
+static void poke(const char *path, long off, char c)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, off, SEEK_SET), 0);
+    fputc(c, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+static void test_a_changed_file_is_an_error(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(la_load_file(&f->L, f->path, "dev"), LA_OK);
+    const la_row *r = la_table_rows_const(f->t);
+    la_raw_place at;
+    assert_true(la_table_raw_place(f->t, 2000, &at));
+    char line[64];
+    snprintf(line, sizeof line, "rows.jsonl:%u: the line is not the one the audit read", r[2000].line);
+    poke(f->path, (long)at.offset + 12, 'Z'); /* same size, one byte of row 2000's line */
+    la_buf b = {0};
+    assert_int_equal(manifest(f, 0, &b), LA_EINPUT);
+    assert_non_null(strstr(la_last_error(), line));
+    assert_non_null(strstr(la_last_error(), "run the audit again"));
+    /* shorter: the last row's line is gone */
+    assert_true(la_table_raw_place(f->t, la_table_nrows(f->t) - 1, &at));
+    assert_int_equal(truncate(f->path, (off_t)at.offset + 5), 0);
+    size_t last = la_table_nrows(f->t) - 1;
+    uint32_t rows[1] = {(uint32_t)last};
+    b.n = 0;
+    assert_int_equal(la_manifest_buf(f->t, rows, 1, &b), LA_EINPUT);
+    assert_non_null(strstr(la_last_error(), "shorter than when the audit read it"));
+    /* removed */
+    assert_int_equal(unlink(f->path), 0);
+    b.n = 0;
+    assert_int_equal(la_manifest_buf(f->t, rows, 1, &b), LA_EINPUT);
+    assert_non_null(strstr(la_last_error(), "cannot open it again"));
+    la_buf_free(&b);
+}
+
+/* Read whole (LEAKAUDIT_READ_BLOCK=0), the table keeps every record: no file needed afterwards. */
+static void test_a_file_read_whole_keeps_its_records(void **state)
+{
+    fixture *f = *state;
+    setenv("LEAKAUDIT_READ_BLOCK", "0", 1);
+    assert_int_equal(la_load_file(&f->L, f->path, "dev"), LA_OK);
+    la_raw_place at;
+    for (size_t i = 0; i < la_table_nrows(f->t); i++) {
+        assert_non_null(la_table_rows_const(f->t)[i].raw);
+        assert_false(la_table_raw_place(f->t, i, &at));
+    }
+    assert_int_equal(unlink(f->path), 0);
+    la_buf b = {0};
+    assert_int_equal(manifest(f, 0, &b), LA_OK);
+    assert_int_equal(b.n, f->wantlen);
+    assert_memory_equal(b.p, f->want, b.n);
+    la_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_lines_come_back_from_the_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_changed_file_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_file_read_whole_keeps_its_records, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
