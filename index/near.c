@@ -113,6 +113,7 @@ typedef struct scratch {
     const uint64_t *bset;
     size_t ncached;
     uint32_t *siga, *sigb;   /* verification: MinHash signatures of a pair's rows (K each) */
+    uint64_t smp[MAX_SAMPLE]; /* fused: the sample of the row being probed */
     uint32_t sigb_row;       /* the row sigb holds, or UINT32_MAX */
 } scratch;
 
@@ -132,13 +133,16 @@ struct near_ctx {
     uint32_t *sig;            /* K per row of one signature batch: only the band keys outlive it */
     uint64_t *keys;           /* n * bands */
     uint64_t *simh;           /* n */
-    uint64_t *samp;           /* n * m: containment sample (rarest shared shingles) */
+    uint64_t *samp;           /* m per row with a sample slot: containment sample (rarest shared shingles) */
+    uint32_t *sidx;           /* fused: each held-out row's slot in samp (other rows keep theirs in
+                                 scratch only); NULL: row i's slot is i */
     uint32_t *nsamp;          /* samples per row (0: the row cannot be the contained side) */
     _Atomic uint32_t *df;     /* document frequency sketch of shingle hashes (DF_SIZE counters),
                                  freed once the rows are sampled */
     uint64_t *filter;         /* bit set of the containment samples' hashes (high filter_log2 bits) */
     int filter_log2;
     la_buckets *lsh_h, *lsh_o, *sim_h, *sim_o, *con_h, *con_o;
+    la_buckets *held_sets;    /* fused: every held-out row's distinct shingles, for the other side's samples */
     cand *cands;
     size_t ncand;
     la_pair *res;
@@ -158,6 +162,7 @@ struct near_ctx {
      * kept for the later phases while they fit in p.set_cache_bytes; NULL: rebuilt from the text */
     uint64_t *set, *set_off;
     size_t set_cap;
+    uint64_t text_total, text_done; /* bytes of normalized text to sign, and signed so far */
 };
 
 
@@ -274,7 +279,11 @@ static la_status keep_sets(near_ctx *c)
 {
     if (!c->set) return LA_OK;
     size_t nb = c->b1 - c->b0, used = (size_t)c->set_off[c->b0], add = (size_t)c->uoff[nb];
-    if ((used + add) * sizeof *c->set > c->p.set_cache_bytes) {
+    for (size_t j = 0; j < nb; j++) c->text_done += c->r[c->b0 + j].norm_len;
+    /* the sets so far per byte of text, times every byte to come: a cache that would be given up
+     * later is given up now, before it has taken its share of memory */
+    double expect = c->text_done ? (double)(used + add) * ((double)c->text_total / (double)c->text_done) : 0.0;
+    if ((used + add) * sizeof *c->set > c->p.set_cache_bytes || expect * (double)sizeof *c->set > (double)c->p.set_cache_bytes) {
         free(c->set);
         free(c->set_off);
         c->set = c->set_off = NULL;
@@ -298,8 +307,10 @@ static la_status sign_rows(near_ctx *c)
 {
     size_t n = c->n, cap = c->x->be->host_loops ? BATCH_SLOTS_HOST : BATCH_SLOTS_DEVICE;
     size_t most = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (c->r[i].norm && la_shingle_bound(c->r[i].norm_len) > most) most = la_shingle_bound(c->r[i].norm_len);
+        c->text_total += c->r[i].norm_len;
+    }
     if (cap < most) cap = most;
     size_t rows_cap = n < 65536 ? n : 65536;
     c->mh = malloc((cap ? cap : 1) * sizeof *c->mh);
@@ -349,12 +360,18 @@ static la_status sign_rows(near_ctx *c)
     return LA_OK;
 }
 
+/* Row i's sample slot (m hashes). */
+static uint64_t *samp_of(const near_ctx *c, size_t i)
+{
+    return c->samp + (size_t)(c->sidx ? c->sidx[i] : i) * (size_t)c->m;
+}
+
 /* Containment sample of each row: its m rarest shingles among those seen in at least one other row
  * (ties broken by hash value). A contained text's shingles all occur in its host, so these are as
  * likely to be hit as any, while common shingles, which would hit unrelated hosts, are avoided. A row
  * whose shared shingles are fewer than threshold * its size cannot be the contained side of any pair
  * and gets no sample. */
-static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n)
+static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n, uint64_t *out)
 {
     uint64_t best_h[MAX_SAMPLE];
     uint32_t best_df[MAX_SAMPLE];
@@ -378,7 +395,7 @@ static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n)
         best_h[j] = h;
     }
     if ((double)shared < c->p.containment_threshold * (double)n) return;
-    memcpy(c->samp + i * (size_t)c->m, best_h, nb * sizeof *best_h);
+    memcpy(out, best_h, nb * sizeof *best_h);
     c->nsamp[i] = (uint32_t)nb;
 }
 
@@ -413,7 +430,7 @@ static la_status sample_rows(void *ctx, int worker, size_t begin, size_t end)
         size_t n;
         const uint64_t *sh = distinct_set(c, i, &s->sh, &s->shcap, &n);
         if (!sh) return la_error(LA_ENOMEM, "near: out of memory sampling rows");
-        sample_set(c, i, sh, n);
+        sample_set(c, i, sh, n, samp_of(c, i));
     }
     return LA_OK;
 }
@@ -482,7 +499,8 @@ static la_status build_con(near_ctx *c, side sd, la_buckets **out)
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
         if (!on_side(c, i, sd)) continue;
-        for (size_t j = 0; j < c->nsamp[i]; j++) e[w++] = (la_bucket_entry){.key = c->samp[i * (size_t)c->m + j], .row = (uint32_t)i};
+        const uint64_t *smp = samp_of(c, i);
+        for (size_t j = 0; j < c->nsamp[i]; j++) e[w++] = (la_bucket_entry){.key = smp[j], .row = (uint32_t)i};
     }
     return bucket_table(c, e, n, 1, out);
 }
@@ -509,7 +527,7 @@ static la_status build_filter(near_ctx *c)
     if (!c->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu containment samples", entries);
     for (size_t i = 0; i < c->n; i++)
         for (size_t j = 0; in_pass(c, i) && j < c->nsamp[i]; j++) {
-            size_t b = filter_bit(c, c->samp[i * (size_t)c->m + j]);
+            size_t b = filter_bit(c, samp_of(c, i)[j]);
             c->filter[b >> 6] |= 1ull << (b & 63);
         }
     return LA_OK;
@@ -614,6 +632,63 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
     return ok;
 }
 
+/* Fused: the held-out rows that hold enough of row y's sample, y being the contained side (its
+ * sample in s->smp). The unfused path finds the same pairs the other way round: each held-out row
+ * looks its shingles up in a table of the other side's samples; here the table is of the held-out
+ * rows' sets, which stays the size of the held-out side however large the other. The conditions
+ * are the same: a held-out row of at least containment_min_shingles shingles and no fewer than y's,
+ * holding need[nsamp[y]] of the sample. Returns 0 when out of memory. */
+static int probe_held_sets(near_ctx *c, scratch *s, uint32_t y)
+{
+    uint32_t ns = c->nsamp[y], ny = c->nsh[y];
+    if (!ns) return 1;
+    s->nhits = 0;
+    for (uint32_t j = 0; j < ns; j++) {
+        const la_bucket_entry *f;
+        size_t k = la_buckets_find(c->held_sets, s->smp[j], &f);
+        for (size_t q = 0; q < k; q++) {
+            uint32_t x = f[q].row;
+            if (c->nsh[x] < ny) continue;
+            if (s->nhit[x] == 0) {
+                if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
+                s->hits[s->nhits++] = (con_hit){x, c->need[ns]};
+            }
+            if (s->nhit[x] < UINT8_MAX) s->nhit[x]++;
+        }
+    }
+    int ok = 1;
+    for (size_t i = 0; i < s->nhits; i++) {
+        const con_hit *h = &s->hits[i];
+        if (ok && s->nhit[h->row] >= h->need && !emit(c, s, h->row, y, SRC_CON)) ok = 0;
+        s->nhit[h->row] = 0;
+    }
+    return ok;
+}
+
+/* The table of every held-out row's distinct shingles (rows of at least containment_min_shingles:
+ * the others are never the containing side). */
+static la_status build_held_sets(near_ctx *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (on_side(c, i, SIDE_HELD) && c->nsh[i] >= (uint32_t)c->p.containment_min_shingles) n += c->nsh[i];
+    la_bucket_entry *e = la_malloc_n(n, sizeof *e);
+    if (!e) return la_error(LA_ENOMEM, "out of memory for %zu held-out shingle entries", n);
+    scratch *s = &c->sc[0];
+    size_t w = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (!on_side(c, i, SIDE_HELD) || c->nsh[i] < (uint32_t)c->p.containment_min_shingles) continue;
+        size_t m;
+        const uint64_t *sh = distinct_set(c, i, &s->sh, &s->shcap, &m);
+        if (!sh) {
+            free(e);
+            return la_error(LA_ENOMEM, "near: out of memory reading the held-out rows' shingles");
+        }
+        for (size_t j = 0; j < m && w < n; j++) e[w++] = (la_bucket_entry){.key = sh[j], .row = (uint32_t)i};
+    }
+    return bucket_table(c, e, w, 0, &c->held_sets);
+}
+
 static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
@@ -629,8 +704,9 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
         size_t n = 0;
         const uint64_t *sh = have ? distinct_set(c, i, &s->sh, &s->shcap, &n) : NULL;
         if (have && !sh) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
-        if (have) sample_set(c, i, sh, n);
-        if (!probe_row(c, s, (uint32_t)i, sh, n)) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+        if (have) sample_set(c, i, sh, n, s->smp);
+        if (!probe_row(c, s, (uint32_t)i, sh, n) || (have && !probe_held_sets(c, s, (uint32_t)i)))
+            return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
     }
     phase_adds(c, done);
     return LA_OK;
@@ -712,6 +788,7 @@ static void free_ctx(near_ctx *c)
     free(c->keys);
     free(c->simh);
     free(c->samp);
+    free(c->sidx);
     free(c->nsamp);
     free(c->df);
     free(c->filter);
@@ -721,6 +798,7 @@ static void free_ctx(near_ctx *c)
     la_buckets_free(c->sim_o);
     la_buckets_free(c->con_h);
     la_buckets_free(c->con_o);
+    la_buckets_free(c->held_sets);
     free(c->cands);
     free(c->res);
     free(c->keep);
@@ -752,7 +830,20 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     c->nsh = la_malloc_n(n, sizeof *c->nsh);
     c->keys = la_malloc_nm(n, (size_t)c->bands, sizeof *c->keys);
     c->simh = la_malloc_n(n, sizeof *c->simh);
-    c->samp = la_malloc_nm(n, (size_t)c->m, sizeof *c->samp);
+    /* Across the boundary only (no --within), the other side's rows are sampled during their probe
+     * of the held-out tables, which shingles them anyway, and look their samples up in the held-out
+     * rows' sets there and then: one pass over them fewer, and no table of their samples. Only the
+     * held-out rows keep a sample slot. With --within every row probes its own side's tables too,
+     * which need every row's sample first. */
+    c->fused = c->contain && !c->p.within;
+    size_t slots = n;
+    if (c->fused) {
+        c->sidx = la_malloc_n(n, sizeof *c->sidx);
+        if (!c->sidx) return la_error(LA_ENOMEM, "near: out of memory for the sample slots of %zu rows", n);
+        slots = 0;
+        for (size_t i = 0; i < n; i++) c->sidx[i] = c->r[i].part == c->held ? (uint32_t)slots++ : 0;
+    }
+    c->samp = la_malloc_nm(slots, (size_t)c->m, sizeof *c->samp);
     c->nsamp = la_calloc_n(n, sizeof *c->nsamp);
     c->sc = calloc((size_t)c->nthreads, sizeof *c->sc);
     if (c->contain) c->df = calloc(DF_SIZE, sizeof *c->df);
@@ -769,11 +860,6 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         st->rows_signed += c->nsh[i] != 0;
         st->rows_signed_heldout += c->nsh[i] != 0 && c->r[i].part == c->held;
     }
-    /* Across the boundary only (no --within), the other side's rows are sampled during their probe
-     * of the held-out tables, which shingles them anyway: one pass over them fewer. The held-out
-     * rows, which are sampled first, then probe the other side's samples. With --within every
-     * row probes its own side's tables too, which need all samples first. */
-    c->fused = c->contain && !c->p.within;
     c->pass_side = c->fused ? SIDE_HELD : -1;
     if (c->contain) LA_TRY(la_parallel_for(c->nthreads, n, 256, sample_rows, c));
     double t1 = la_now();
@@ -788,23 +874,18 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     if (c->fused) {
         LA_TRY(build_con(c, SIDE_HELD, &c->con_h));
         LA_TRY(build_filter(c));
+        LA_TRY(build_held_sets(c));
         c->pass_side = SIDE_OTHER;
         c->sample_in_probe = 1;
         LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
         c->sample_in_probe = 0;
+        /* verification needs none of the tables, keys, samples or frequencies */
         free(c->df);
         c->df = NULL;
-        /* the held-out rows' pass probes only the other side's samples: the band keys are done
-         * with (42 x 8 bytes a row at the default bands), and so are the samples once they are in
-         * their table and its filter */
         free(c->keys);
         c->keys = NULL;
-        LA_TRY(build_con(c, SIDE_OTHER, &c->con_o));
-        LA_TRY(build_filter(c));
-        free(c->samp);
-        c->samp = NULL;
-        c->pass_side = SIDE_HELD;
-        LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
+        la_buckets_free(c->held_sets);
+        c->held_sets = NULL;
     } else {
         free(c->df);
         c->df = NULL;
