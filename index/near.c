@@ -130,8 +130,8 @@ struct near_ctx {
     int contain;              /* containment enabled */
     uint32_t need[MAX_SAMPLE + 1]; /* hits needed for a sample of size i */
     uint32_t *nsh;            /* distinct shingles per row (0: skipped) */
-    uint32_t *sig;            /* K per row of one signature batch: only the band keys outlive it */
-    uint64_t *keys;           /* n * bands */
+    uint64_t *keys;           /* bands per row with a key slot (keys_of); the other side's rows of
+                                 the fused path keep none: they probe the held-out table as signed */
     uint64_t *simh;           /* n */
     uint64_t *samp;           /* m per row with a sample slot: containment sample (rarest shared shingles) */
     uint32_t *sidx;           /* fused: each held-out row's slot in samp (other rows keep theirs in
@@ -151,22 +151,31 @@ struct near_ctx {
     int nthreads;
     la_exec *x;               /* the backend ops run through it */
     int pass_side;            /* the rows a pass takes: a side, or -1 for all */
+    int across;               /* no --within: the held-out rows are signed first and the other side
+                                 probes their LSH table as it is signed (see run) */
     int fused;                /* the other side is sampled as it probes (see run) */
     int sample_in_probe;      /* this candidate pass samples the rows it probes */
-    /* the signature batch: rows [b0, b1), each row's shingles at slot[i - b0] in mh (sorted
-     * multiset) and uh (distinct), then packed to CSR moff / uoff */
-    size_t b0, b1;
-    uint64_t *mh, *uh, *slot, *moff, *uoff;
+    /* the signature batch: nb rows of the pass (brow), batch row j's shingles at slot[j] in mh
+     * (sorted multiset) and uh (distinct), then packed to CSR moff / uoff; its SimHashes and band
+     * keys in bsimh and bkeys */
+    size_t nb, cap, rows_cap;
+    uint32_t *brow;
+    uint64_t *mh, *uh, *slot, *moff, *uoff, *bsimh, *bkeys;
     uint32_t *mcnt;
-    /* every row's sorted distinct shingles as signing built them (set + set_off[i] .. set_off[i + 1]),
-     * kept for the later phases while they fit in p.set_cache_bytes; NULL: rebuilt from the text */
-    uint64_t *set, *set_off;
-    size_t set_cap;
+    int probe_signed;         /* this signing pass probes the held-out LSH table with each batch */
+    /* every row's sorted distinct shingles as signing built them (nsh[i] of them at set +
+     * set_start[i]), kept for the later phases while they fit in p.set_cache_bytes; NULL: rebuilt
+     * from the text */
+    uint64_t *set, *set_start;
+    size_t set_cap, set_used;
     uint64_t text_total, text_done; /* bytes of normalized text to sign, and signed so far */
 };
 
 
 /* ---- helpers ----------------------------------------------------------------------------------- */
+
+static int in_pass(const near_ctx *c, size_t i);
+static int emit(near_ctx *c, scratch *s, uint32_t x, uint32_t y, uint32_t src);
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -230,7 +239,7 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
     for (size_t j = begin; j < end; j++) {
-        size_t i = c->b0 + j;
+        size_t i = c->brow[j];
         c->nsh[i] = 0;
         c->mcnt[j] = 0;
         int skip = c->p.skip && c->p.skip[i];
@@ -258,10 +267,10 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
 /* Pack the batch's shingles from their slots into CSR (moff for mh, uoff for uh), in place. */
 static void pack_batch(near_ctx *c)
 {
-    size_t nb = c->b1 - c->b0;
+    size_t nb = c->nb;
     uint64_t mw = 0, uw = 0;
     for (size_t j = 0; j < nb; j++) {
-        size_t i = c->b0 + j, nm = c->mcnt[j], nu = c->nsh[i];
+        size_t i = c->brow[j], nm = c->mcnt[j], nu = c->nsh[i];
         if (nm) memmove(c->mh + mw, c->mh + c->slot[j], nm * sizeof *c->mh);
         if (nu) memmove(c->uh + uw, c->uh + c->slot[j], nu * sizeof *c->uh);
         c->moff[j] = mw;
@@ -278,15 +287,15 @@ static void pack_batch(near_ctx *c)
 static la_status keep_sets(near_ctx *c)
 {
     if (!c->set) return LA_OK;
-    size_t nb = c->b1 - c->b0, used = (size_t)c->set_off[c->b0], add = (size_t)c->uoff[nb];
-    for (size_t j = 0; j < nb; j++) c->text_done += c->r[c->b0 + j].norm_len;
+    size_t nb = c->nb, used = c->set_used, add = (size_t)c->uoff[nb];
+    for (size_t j = 0; j < nb; j++) c->text_done += c->r[c->brow[j]].norm_len;
     /* the sets so far per byte of text, times every byte to come: a cache that would be given up
      * later is given up now, before it has taken its share of memory */
     double expect = c->text_done ? (double)(used + add) * ((double)c->text_total / (double)c->text_done) : 0.0;
     if ((used + add) * sizeof *c->set > c->p.set_cache_bytes || expect * (double)sizeof *c->set > (double)c->p.set_cache_bytes) {
         free(c->set);
-        free(c->set_off);
-        c->set = c->set_off = NULL;
+        free(c->set_start);
+        c->set = c->set_start = NULL;
         return LA_OK;
     }
     if (used + add > c->set_cap) {
@@ -297,13 +306,19 @@ static la_status keep_sets(near_ctx *c)
         c->set_cap = cap;
     }
     if (add) memcpy(c->set + used, c->uh, add * sizeof *c->set);
-    for (size_t j = 0; j < nb; j++) c->set_off[c->b0 + j + 1] = used + c->uoff[j + 1];
+    for (size_t j = 0; j < nb; j++) c->set_start[c->brow[j]] = used + c->uoff[j];
+    c->set_used = used + add;
     return LA_OK;
 }
 
-/* Signatures of every row, batch by batch: shingles on the CPU, SimHash and MinHash on the backend;
- * then the band keys of all rows on the backend. */
-static la_status sign_rows(near_ctx *c)
+/* Row i's band keys (bands of them): its key slot, like samp_of. */
+static uint64_t *keys_of(const near_ctx *c, size_t i)
+{
+    return c->keys + (size_t)(c->sidx ? c->sidx[i] : i) * (size_t)c->bands;
+}
+
+/* The buffers of a signature batch, once for every pass; and the set cache, a cache only. */
+static la_status batch_alloc(near_ctx *c)
 {
     size_t n = c->n, cap = c->x->be->host_loops ? BATCH_SLOTS_HOST : BATCH_SLOTS_DEVICE;
     size_t most = 0;
@@ -313,51 +328,97 @@ static la_status sign_rows(near_ctx *c)
     }
     if (cap < most) cap = most;
     size_t rows_cap = n < 65536 ? n : 65536;
+    if (!rows_cap) rows_cap = 1;
+    c->cap = cap;
+    c->rows_cap = rows_cap;
     c->mh = malloc((cap ? cap : 1) * sizeof *c->mh);
     c->uh = malloc((cap ? cap : 1) * sizeof *c->uh);
+    c->brow = malloc(rows_cap * sizeof *c->brow);
     c->slot = malloc((rows_cap + 1) * sizeof *c->slot);
     c->moff = malloc((rows_cap + 1) * sizeof *c->moff);
     c->uoff = malloc((rows_cap + 1) * sizeof *c->uoff);
     c->mcnt = malloc((rows_cap + 1) * sizeof *c->mcnt);
-    c->sig = la_malloc_nm(rows_cap ? rows_cap : 1, (size_t)c->K, sizeof *c->sig);
-    if (!c->mh || !c->uh || !c->slot || !c->moff || !c->uoff || !c->mcnt || !c->sig)
+    c->bsimh = malloc(rows_cap * sizeof *c->bsimh);
+    c->bkeys = la_malloc_nm(rows_cap, (size_t)c->bands, sizeof *c->bkeys);
+    if (!c->mh || !c->uh || !c->brow || !c->slot || !c->moff || !c->uoff || !c->mcnt || !c->bsimh || !c->bkeys)
         return la_error(LA_ENOMEM, "near: out of memory for a signature batch of %zu shingles", cap);
     if (c->p.set_cache_bytes) {
-        c->set_off = la_calloc_n(n + 1, sizeof *c->set_off);
+        c->set_start = la_calloc_n(n ? n : 1, sizeof *c->set_start);
         c->set_cap = cap;
         c->set = la_malloc_n(c->set_cap, sizeof *c->set);
-        if (!c->set || !c->set_off) { /* a cache only: go on without it */
+        if (!c->set || !c->set_start) { /* a cache only: go on without it */
             free(c->set);
-            free(c->set_off);
-            c->set = c->set_off = NULL;
+            free(c->set_start);
+            c->set = c->set_start = NULL;
         }
     }
-    for (c->b0 = 0; c->b0 < n; c->b0 = c->b1) {
+    return LA_OK;
+}
+
+/* The fused path: each other-side row of the batch looks its band keys up in the held-out table
+ * as soon as they are made, so they are never kept. */
+static la_status probe_batch_keys(void *ctx, int worker, size_t begin, size_t end)
+{
+    near_ctx *c = ctx;
+    scratch *s = &c->sc[worker];
+    for (size_t j = begin; j < end; j++) {
+        uint32_t x = c->brow[j];
+        if (!c->nsh[x]) continue;
+        const uint64_t *keys = c->bkeys + j * (size_t)c->bands;
+        for (int b = 0; b < c->bands; b++) la_buckets_prefetch(c->lsh_h, keys[b]);
+        for (int b = 0; b < c->bands; b++) {
+            const la_bucket_entry *f;
+            size_t k = la_buckets_find(c->lsh_h, keys[b], &f);
+            for (size_t q = 0; q < k; q++)
+                if (!emit(c, s, x, f[q].row, SRC_LSH)) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
+        }
+    }
+    return LA_OK;
+}
+
+/* Signatures of the rows of the pass (c->pass_side), batch by batch: shingles on the CPU, SimHash,
+ * MinHash and band keys on the backend. A row's keys are kept in its key slot, or with
+ * probe_signed looked up in the held-out LSH table and dropped. */
+static la_status sign_rows(near_ctx *c)
+{
+    size_t n = c->n, cap = c->cap, rows_cap = c->rows_cap;
+    uint32_t *sig = la_malloc_nm(rows_cap, (size_t)c->K, sizeof *sig);
+    if (!sig) return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", rows_cap);
+    la_status st = LA_OK;
+    for (size_t i = 0; i < n && st == LA_OK;) {
         size_t used = 0;
-        c->b1 = c->b0;
+        c->nb = 0;
         c->slot[0] = 0;
-        while (c->b1 < n && c->b1 - c->b0 < rows_cap) {
-            size_t need = c->r[c->b1].norm ? la_shingle_bound(c->r[c->b1].norm_len) : 0;
+        for (; i < n && c->nb < rows_cap; i++) {
+            if (!in_pass(c, i)) continue;
+            size_t need = c->r[i].norm ? la_shingle_bound(c->r[i].norm_len) : 0;
             if (used + need > cap) break;
             used += need;
-            c->b1++;
-            c->slot[c->b1 - c->b0] = used;
+            c->brow[c->nb++] = (uint32_t)i;
+            c->slot[c->nb] = used;
         }
-        size_t nb = c->b1 - c->b0;
-        LA_TRY(la_parallel_for(c->nthreads, nb, 256, shingle_batch, c));
+        size_t nb = c->nb;
+        if (!nb) break;
+        st = la_parallel_for(c->nthreads, nb, 256, shingle_batch, c);
+        if (st != LA_OK) break;
         pack_batch(c);
-        LA_TRY(keep_sets(c));
-        LA_TRY(la_exec_simhash(c->x, "near_simhash", c->mh, c->moff, nb, c->simh + c->b0));
-        LA_TRY(la_exec_minhash(c->x, "near_signatures", c->uh, c->uoff, nb, c->K, c->sig));
+        st = keep_sets(c);
+        if (st == LA_OK) st = la_exec_simhash(c->x, "near_simhash", c->mh, c->moff, nb, c->bsimh);
+        if (st == LA_OK) st = la_exec_minhash(c->x, "near_signatures", c->uh, c->uoff, nb, c->K, sig);
         /* the signatures of a batch live only until their band keys are made: 512 bytes a row
          * at K = 128 that a million-row corpus does not keep (verification signs a reported
          * pair's two sets again, from the sets it has in hand) */
-        LA_TRY(la_exec_lsh_keys(c->x, "near_band_keys", c->sig, nb, c->K, c->bands, c->rpb,
-                                c->keys + c->b0 * (size_t)c->bands));
+        if (st == LA_OK) st = la_exec_lsh_keys(c->x, "near_band_keys", sig, nb, c->K, c->bands, c->rpb, c->bkeys);
+        if (st != LA_OK) break;
+        for (size_t j = 0; j < nb; j++) c->simh[c->brow[j]] = c->bsimh[j];
+        if (c->probe_signed)
+            st = la_parallel_for(c->nthreads, nb, 256, probe_batch_keys, c);
+        else
+            for (size_t j = 0; j < nb; j++)
+                memcpy(keys_of(c, c->brow[j]), c->bkeys + j * (size_t)c->bands, (size_t)c->bands * sizeof *c->bkeys);
     }
-    free(c->sig);
-    c->sig = NULL;
-    return LA_OK;
+    free(sig);
+    return st;
 }
 
 /* Row i's sample slot (m hashes). */
@@ -404,8 +465,8 @@ static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n, uint
 static const uint64_t *distinct_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, size_t *n)
 {
     if (c->set) {
-        *n = (size_t)(c->set_off[i + 1] - c->set_off[i]);
-        return c->set + c->set_off[i];
+        *n = c->nsh[i];
+        return c->set + c->set_start[i];
     }
     size_t m = shingle_row(c, i, buf, cap);
     if (m == (size_t)-1) return NULL;
@@ -470,7 +531,8 @@ static la_status build_lsh(near_ctx *c, side sd, la_buckets **out)
     size_t w = 0;
     for (size_t i = 0; i < c->n; i++) {
         if (!on_side(c, i, sd)) continue;
-        for (int j = 0; j < c->bands; j++) e[w++] = (la_bucket_entry){.key = c->keys[i * (size_t)c->bands + j], .row = (uint32_t)i};
+        const uint64_t *keys = keys_of(c, i);
+        for (int j = 0; j < c->bands; j++) e[w++] = (la_bucket_entry){.key = keys[j], .row = (uint32_t)i};
     }
     return bucket_table(c, e, n, 0, out);
 }
@@ -560,12 +622,13 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
     int xh = c->r[x].part == c->held;
     /* Symmetric keys (bands, blocks): other rows probe the held-out table; with `within`, each row
      * also probes its own side's table and keeps partners with a larger index. */
-    la_buckets *lsh[2] = {xh ? NULL : c->lsh_h, c->p.within ? (xh ? c->lsh_h : c->lsh_o) : NULL};
+    /* (across the boundary only, the other side's rows probed the LSH table as they were signed) */
+    la_buckets *lsh[2] = {xh || c->across ? NULL : c->lsh_h, c->p.within ? (xh ? c->lsh_h : c->lsh_o) : NULL};
     la_buckets *sim[2] = {xh ? NULL : c->sim_h, c->p.within ? (xh ? c->sim_h : c->sim_o) : NULL};
     for (int t = 0; t < 2; t++) {
         const la_bucket_entry *f;
         if (lsh[t]) {
-            const uint64_t *keys = c->keys + (size_t)x * c->bands;
+            const uint64_t *keys = keys_of(c, x);
             for (int j = 0; j < c->bands; j++) la_buckets_prefetch(lsh[t], keys[j]);
             for (int j = 0; j < c->bands; j++) {
                 size_t k = la_buckets_find(lsh[t], keys[j], &f);
@@ -784,7 +847,6 @@ static la_status check_params(const la_near_params *p)
 static void free_ctx(near_ctx *c)
 {
     free(c->nsh);
-    free(c->sig);
     free(c->keys);
     free(c->simh);
     free(c->samp);
@@ -808,8 +870,11 @@ static void free_ctx(near_ctx *c)
     free(c->moff);
     free(c->uoff);
     free(c->mcnt);
+    free(c->brow);
+    free(c->bsimh);
+    free(c->bkeys);
     free(c->set);
-    free(c->set_off);
+    free(c->set_start);
     if (c->sc) {
         for (int i = 0; i < c->nthreads; i++) {
             free(c->sc[i].sh);
@@ -828,21 +893,24 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
 {
     size_t n = c->n;
     c->nsh = la_malloc_n(n, sizeof *c->nsh);
-    c->keys = la_malloc_nm(n, (size_t)c->bands, sizeof *c->keys);
     c->simh = la_malloc_n(n, sizeof *c->simh);
-    /* Across the boundary only (no --within), the other side's rows are sampled during their probe
-     * of the held-out tables, which shingles them anyway, and look their samples up in the held-out
-     * rows' sets there and then: one pass over them fewer, and no table of their samples. Only the
-     * held-out rows keep a sample slot. With --within every row probes its own side's tables too,
-     * which need every row's sample first. */
-    c->fused = c->contain && !c->p.within;
+    /* Across the boundary only (no --within), the held-out rows are signed first and their LSH
+     * table built; the other side's rows then look their band keys up in it batch by batch as they
+     * are signed, and keep none. They are sampled during their probe of the held-out tables, which
+     * shingles them anyway, and look their samples up in the held-out rows' sets there and then:
+     * one pass over them fewer, and no table of their keys or samples. Only the held-out rows keep
+     * key and sample slots. With --within every row probes its own side's tables too, which need
+     * every row's keys and sample first. */
+    c->across = !c->p.within;
+    c->fused = c->contain && c->across;
     size_t slots = n;
-    if (c->fused) {
+    if (c->across) {
         c->sidx = la_malloc_n(n, sizeof *c->sidx);
         if (!c->sidx) return la_error(LA_ENOMEM, "near: out of memory for the sample slots of %zu rows", n);
         slots = 0;
         for (size_t i = 0; i < n; i++) c->sidx[i] = c->r[i].part == c->held ? (uint32_t)slots++ : 0;
     }
+    c->keys = la_malloc_nm(slots, (size_t)c->bands, sizeof *c->keys);
     c->samp = la_malloc_nm(slots, (size_t)c->m, sizeof *c->samp);
     c->nsamp = la_calloc_n(n, sizeof *c->nsamp);
     c->sc = calloc((size_t)c->nthreads, sizeof *c->sc);
@@ -855,7 +923,21 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
 
     double t0 = la_now();
     phase_begins(c, "signatures", n, "rows");
-    LA_TRY(sign_rows(c));
+    LA_TRY(batch_alloc(c));
+    if (c->across) {
+        c->pass_side = SIDE_HELD;
+        LA_TRY(sign_rows(c));
+        LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
+        c->pass_side = SIDE_OTHER;
+        c->probe_signed = 1;
+        LA_TRY(sign_rows(c));
+        c->probe_signed = 0;
+    } else {
+        c->pass_side = -1;
+        LA_TRY(sign_rows(c));
+        LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
+        LA_TRY(build_lsh(c, SIDE_OTHER, &c->lsh_o));
+    }
     for (size_t i = 0; i < n; i++) {
         st->rows_signed += c->nsh[i] != 0;
         st->rows_signed_heldout += c->nsh[i] != 0 && c->r[i].part == c->held;
@@ -864,8 +946,6 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     if (c->contain) LA_TRY(la_parallel_for(c->nthreads, n, 256, sample_rows, c));
     double t1 = la_now();
 
-    LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
-    if (c->p.within) LA_TRY(build_lsh(c, SIDE_OTHER, &c->lsh_o));
     if (c->p.simhash_k >= 0) {
         LA_TRY(build_sim(c, SIDE_HELD, &c->sim_h));
         if (c->p.within) LA_TRY(build_sim(c, SIDE_OTHER, &c->sim_o));
