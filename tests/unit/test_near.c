@@ -231,7 +231,8 @@ static void test_same_output_for_any_thread_count(void **state)
     fixture f;
     setup(&f);
     /* 600 dev and 200 test rows; every 4th test row is a copy of a dev row with a word changed or a
-     * quote of it, the rest unrelated. */
+     * quote of it, every 4th (from the second) a passage that quotes a short dev row whole, the
+     * rest unrelated. */
     char buf[4096];
     for (int i = 0; i < 600; i++) {
         char *s = text(1000 + (uint64_t)i, i % 3 ? 25 : 150), id[16];
@@ -243,6 +244,12 @@ static void test_same_output_for_any_thread_count(void **state)
         char *s = text(i % 4 ? 5000 + (uint64_t)i : 1000 + (uint64_t)(i * 3), i % 4 ? 30 : (i % 8 ? 25 : 150)), id[16];
         snprintf(buf, sizeof buf, "%s", s);
         if (i % 4 == 0) memcpy(buf, "zz", 2); /* edit the first word */
+        if (i % 4 == 1) { /* a 25-word dev row inside a passage of 120 words */
+            char *q = text(1000 + (uint64_t)(3 * i + 1) % 600, 25), *pre = text(7000 + (uint64_t)i, 60),
+                 *post = text(8000 + (uint64_t)i, 35);
+            snprintf(buf, sizeof buf, "%s %s %s", pre, q, post);
+            free(q), free(pre), free(post);
+        }
         snprintf(id, sizeof id, "t%d", i);
         add(&f, f.test, id, buf);
         free(s);
@@ -267,6 +274,24 @@ static void test_same_output_for_any_thread_count(void **state)
             assert_memory_equal(got.v, ref.v, ref.n * sizeof *ref.v);
             la_pairs_free(&got);
         }
+    /* Across the boundary the held-out rows are signed first, the other side probes their LSH
+     * table as it is signed and looks its samples up in their shingle sets; with `within` every row
+     * keeps its keys and sample for tables of both sides. Two paths, the same pairs across. */
+    for (size_t m = 0; m < 2; m++) {
+        la_pairs all = {0};
+        p.threads = 2;
+        p.set_cache_bytes = caches[2 * m];
+        p.within = 1;
+        assert_int_equal(la_near_find(f.t, f.test, &p, &all, NULL), LA_OK);
+        p.within = 0;
+        const la_row *r = la_table_rows_const(f.t);
+        size_t w = 0;
+        for (size_t i = 0; i < all.n; i++)
+            if (r[all.v[i].a].part != r[all.v[i].b].part) all.v[w++] = all.v[i];
+        assert_int_equal(w, ref.n);
+        assert_memory_equal(all.v, ref.v, ref.n * sizeof *ref.v);
+        la_pairs_free(&all);
+    }
     la_pairs_free(&ref);
     la_table_free(f.t);
 }
