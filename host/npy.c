@@ -108,6 +108,9 @@ static la_status parse_header(const char *path, const char *hdr, int *elem, int 
     return LA_OK;
 }
 
+/* Values per read of a row's data. */
+#define NPY_CHUNK ((size_t)4096)
+
 la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, float **out,
                       size_t *rows_out, size_t *cols_out) {
     *out = NULL;
@@ -188,37 +191,41 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
         }
     }
     size_t nval = rows * cols;
+    /* values are read NPY_CHUNK at a time: a header of zero rows and a vast width (which a file of
+     * no data bytes satisfies) takes no buffer of that width */
+    size_t chunk = cols < NPY_CHUNK ? cols : NPY_CHUNK;
     m = la_malloc_n(nval, sizeof *m);
-    raw = malloc(cols * (size_t)elem);
+    raw = malloc(chunk * (size_t)elem);
     if (!m || !raw) {
         st = la_error(LA_ENOMEM, "%s: out of memory for %zu x %zu floats", path, rows, cols);
         goto done;
     }
     for (size_t r = 0; r < rows; r++) {
-        if (fread(raw, (size_t)elem, cols, f) != cols) {
-            st = la_error(LA_EINPUT, "%s: row %zu: file ends early (header says %zu rows)", path, r,
-                          rows);
-            goto done;
-        }
         float *dst = m + r * cols;
-        for (size_t c = 0; c < cols; c++) {
-            const unsigned char *b = raw + c * (size_t)elem;
-            float x;
-            if (elem == 4) {
-                uint32_t u = big ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
-                                 : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
-                memcpy(&x, &u, sizeof x);
-            } else {
-                unsigned short u = big ? (unsigned short)(b[0] << 8 | b[1])
-                                       : (unsigned short)(b[1] << 8 | b[0]);
-                x = la_half_to_float(u);
-            }
-            if (!isfinite(x)) {
-                st = la_error(LA_EINPUT, "%s: row %zu: column %zu: value is %s", path, r, c,
-                              isnan(x) ? "NaN" : "infinite");
+        for (size_t c0 = 0; c0 < cols; c0 += chunk) {
+            size_t k = cols - c0 < chunk ? cols - c0 : chunk;
+            if (fread(raw, (size_t)elem, k, f) != k) {
+                st = la_error(LA_EINPUT, "%s: row %zu: file ends early (header says %zu rows)", path, r, rows);
                 goto done;
             }
-            dst[c] = x;
+            for (size_t c = c0; c < c0 + k; c++) {
+                const unsigned char *b = raw + (c - c0) * (size_t)elem;
+                float x;
+                if (elem == 4) {
+                    uint32_t u = big ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+                                     : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+                    memcpy(&x, &u, sizeof x);
+                } else {
+                    unsigned short u = big ? (unsigned short)(b[0] << 8 | b[1]) : (unsigned short)(b[1] << 8 | b[0]);
+                    x = la_half_to_float(u);
+                }
+                if (!isfinite(x)) {
+                    st = la_error(LA_EINPUT, "%s: row %zu: column %zu: value is %s", path, r, c,
+                                  isnan(x) ? "NaN" : "infinite");
+                    goto done;
+                }
+                dst[c] = x;
+            }
         }
     }
     if (fgetc(f) != EOF) {

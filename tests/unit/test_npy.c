@@ -127,6 +127,19 @@ static void test_bad_files(void **state) {
     expect_error(write_npy("huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5, 4000000000), }",
                            f4, sizeof f4),
                  0, 0, LA_EINPUT, "row 0: file ends early (header says 5 rows)");
+    /* zero rows of a vast width: a file of no data bytes is that, read as it is with no buffer of
+     * the width (tests/fuzz/corpus/npy3.bin holds such a header for libFuzzer's allocation limit) */
+    {
+        float *m = NULL;
+        size_t r = 1, c = 0;
+        assert_int_equal(la_npy_read(write_npy("wide0.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 888888888), }",
+                                               NULL, 0),
+                                     0, 0, &m, &r, &c),
+                         LA_OK);
+        assert_int_equal(r, 0);
+        assert_int_equal(c, 888888888);
+        free(m);
+    }
     float nan[6] = {1, 2, 3, 4, NAN, 6};
     expect_error(write_npy("nan.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
                            nan, sizeof nan),
