@@ -177,7 +177,8 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
     }
     /* the header is not trusted for an allocation: a regular file must hold exactly that many bytes */
     struct stat fs;
-    if (fstat(fileno(f), &fs) == 0 && S_ISREG(fs.st_mode)) {
+    int sized = fstat(fileno(f), &fs) == 0 && S_ISREG(fs.st_mode);
+    if (sized) {
         size_t have = (size_t)fs.st_size > pre_len + hlen ? (size_t)fs.st_size - pre_len - hlen : 0;
         size_t need = rows * cols * (size_t)elem;
         if (have < need) {
@@ -194,7 +195,9 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
     /* values are read NPY_CHUNK at a time: a header of zero rows and a vast width (which a file of
      * no data bytes satisfies) takes no buffer of that width */
     size_t chunk = cols < NPY_CHUNK ? cols : NPY_CHUNK;
-    m = la_malloc_n(nval, sizeof *m);
+    /* a pipe has no size to check the header against: its matrix grows as values arrive */
+    size_t capv = sized || nval < NPY_CHUNK * 256 ? nval : NPY_CHUNK * 256;
+    m = la_malloc_n(capv, sizeof *m);
     raw = malloc(chunk * (size_t)elem);
     if (!m || !raw) {
         st = la_error(LA_ENOMEM, "%s: out of memory for %zu x %zu floats", path, rows, cols);
@@ -207,6 +210,18 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
             if (fread(raw, (size_t)elem, k, f) != k) {
                 st = la_error(LA_EINPUT, "%s: row %zu: file ends early (header says %zu rows)", path, r, rows);
                 goto done;
+            }
+            if (r * cols + c0 + k > capv) {
+                size_t want = capv > nval / 2 ? nval : 2 * capv;
+                if (want < r * cols + c0 + k) want = r * cols + c0 + k;
+                float *g = la_realloc_n(m, want, sizeof *m);
+                if (!g) {
+                    st = la_error(LA_ENOMEM, "%s: out of memory for %zu x %zu floats", path, rows, cols);
+                    goto done;
+                }
+                m = g;
+                dst = m + r * cols;
+                capv = want;
             }
             for (size_t c = c0; c < c0 + k; c++) {
                 const unsigned char *b = raw + (c - c0) * (size_t)elem;

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "npy.h"
@@ -72,6 +74,59 @@ static void test_float32_round_trip(void **state) {
     free(m);
     assert_int_equal(la_npy_read(path, 0, 0, &m, &r, &c), LA_OK);
     free(m);
+}
+
+/* Read through a pipe (no size to check the header against): the matrix grows as values arrive,
+ * past its first 1M values, and comes back exact; a pipe that ends early is the same error. */
+static void read_through_fifo(const char *file, size_t rows, size_t cols, float **m, la_status *st) {
+    char fifo[160];
+    snprintf(fifo, sizeof fifo, "%s/pipe.npy", dir);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the writer: the file's bytes into the pipe */
+        FILE *in = fopen(file, "rb"), *out = fopen(fifo, "wb");
+        char b[65536];
+        size_t n;
+        while (in && out && (n = fread(b, 1, sizeof b, in)) > 0) fwrite(b, 1, n, out);
+        if (out) fclose(out);
+        _exit(0);
+    }
+    size_t r = 0, c = 0;
+    *st = la_npy_read(fifo, 0, 0, m, &r, &c);
+    int status;
+    waitpid(pid, &status, 0);
+    if (*st == LA_OK) {
+        assert_int_equal(r, rows);
+        assert_int_equal(c, cols);
+    }
+    unlink(fifo);
+}
+
+static void test_read_from_a_pipe(void **state) {
+    size_t rows = 300, cols = 4096;
+    float *v = malloc(rows * cols * sizeof *v);
+    for (size_t i = 0; i < rows * cols; i++) v[i] = (float)((double)(i % 1000) / 7.0 - 50.0);
+    char file[160];
+    snprintf(file, sizeof file, "%s/big.npy", dir);
+    assert_int_equal(la_npy_write(file, v, rows, cols), LA_OK);
+    float *m = NULL;
+    la_status st;
+    read_through_fifo(file, rows, cols, &m, &st);
+    if (st != LA_OK) fail_msg("%s", la_last_error());
+    assert_memory_equal(m, v, rows * cols * sizeof *v);
+    free(m);
+    /* the header says 5 rows of 4,000,000; the pipe holds 6 values */
+    float f4[6] = {1, 2, 3, 4, 5, 6};
+    write_npy("liar.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5, 4000000), }", f4, sizeof f4);
+    snprintf(file, sizeof file, "%s", path);
+    m = NULL;
+    read_through_fifo(file, 0, 0, &m, &st);
+    assert_int_equal(st, LA_EINPUT);
+    assert_null(m);
+    assert_non_null(strstr(la_last_error(), "row 0: file ends early (header says 5 rows)"));
+    free(v);
 }
 
 static void test_float16_and_big_endian(void **state) {
@@ -161,6 +216,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float32_round_trip),
         cmocka_unit_test(test_float16_and_big_endian),
+        cmocka_unit_test(test_read_from_a_pipe),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
