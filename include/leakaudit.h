@@ -435,7 +435,10 @@ LA_API size_t la_result_summary(const la_result *r, const char *dir, char *buf, 
 
 /* Write the reports `leakaudit audit --out dir` writes (report.json, pairs.jsonl,
  * assignments.jsonl, the manifests, ...), atomically: dir is replaced only when it is absent,
- * empty or a report this tool wrote, and never when it holds an input. */
+ * empty or a report this tool wrote, and never when it holds an input. The manifests copy the rows
+ * read from plain JSONL files back from those files (la_table_raw_place): they must still be there,
+ * as they were read; a file changed, truncated or removed since is LA_EINPUT and nothing is
+ * written. */
 LA_API la_status la_result_write(const la_result *r, const char *dir);
 
 /* ---- making a split ----------------------------------------------------------------------- */
@@ -500,7 +503,7 @@ LA_API size_t la_split_result_summary(const la_split_result *r, const char *dir,
 /* Write the files `leakaudit split --out dir` writes (assignments.jsonl, dev.jsonl, test.jsonl,
  * quarantine.jsonl, rejects.jsonl, report.json, report.md; under three-set manifest.json,
  * manifest.md and demos.jsonl instead of report.md), atomically, under the rules of
- * la_result_write. */
+ * la_result_write (the input files too). */
 LA_API la_status la_split_result_write(const la_split_result *r, const char *dir);
 
 #ifdef __cplusplus

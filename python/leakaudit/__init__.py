@@ -272,7 +272,8 @@ class _Outcome:
 
     def write(self, path):
         """Write every file the command writes into --out PATH (atomically: PATH is replaced only
-        when it is absent, empty or an earlier report)."""
+        when it is absent, empty or an earlier report). Rows read from JSONL files are copied back
+        from those files into the manifests, so they must still be there as they were read."""
         path = os.fspath(path)
         s = getattr(_lib.lib, self._write)(self._h, path.encode())
         if s != _lib.LA_OK:
