@@ -715,7 +715,8 @@ static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, 
     checked_chunk *k = chunk;
     if (!la_grow((void **)&k->recs, &k->cap, k->n + 1, sizeof *k->recs, 64))
         return la_error(LA_ENOMEM, "out of memory reading records");
-    /* a row keeps about its line twice over (raw and text): a chunk's strings fit one block */
+    /* a row keeps about its line twice over (raw and text), or once when its raw line is only
+     * held until the chunk is committed (by_place): a chunk's strings fit one block */
     if (!k->arena.block) k->arena.block = (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096;
     if (!k->lines.block) k->lines.block = (size_t)LA_JSONL_CHUNK_BYTES + 4096;
     check_record(p, &k->arena, p->by_place ? &k->lines : &k->arena, &k->recs[k->n++], rec, raw, rawlen, line,
