@@ -130,12 +130,13 @@ struct near_ctx {
     int contain;              /* containment enabled */
     uint32_t need[MAX_SAMPLE + 1]; /* hits needed for a sample of size i */
     uint32_t *nsh;            /* distinct shingles per row (0: skipped) */
-    uint64_t *keys;           /* bands per row with a key slot (keys_of); the other side's rows of
-                                 the fused path keep none: they probe the held-out table as signed */
+    uint64_t *keys;           /* bands per row with a key slot (keys_of); across, the other side's
+                                 rows keep none: they probe the held-out table as signed */
     uint64_t *simh;           /* n */
     uint64_t *samp;           /* m per row with a sample slot: containment sample (rarest shared shingles) */
-    uint32_t *sidx;           /* fused: each held-out row's slot in samp (other rows keep theirs in
-                                 scratch only); NULL: row i's slot is i */
+    uint32_t *sidx;           /* across: each held-out row's slot in keys and samp (the other side's
+                                 rows keep no keys, and their samples in scratch only); NULL: row
+                                 i's slot is i */
     uint32_t *nsamp;          /* samples per row (0: the row cannot be the contained side) */
     _Atomic uint32_t *df;     /* document frequency sketch of shingle hashes (DF_SIZE counters),
                                  freed once the rows are sampled */
@@ -614,6 +615,32 @@ static int pairable(const near_ctx *c, uint32_t x, uint32_t y)
     return c->p.within && c->r[x].part == c->r[y].part;
 }
 
+/* A containment hit on row y, which needs `need` hits: counted per row in place of sorting the
+ * hits (linear in them). Returns 0 when out of memory. */
+static int tally_hit(scratch *s, uint32_t y, uint32_t need)
+{
+    if (s->nhit[y] == 0) {
+        if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
+        s->hits[s->nhits++] = (con_hit){y, need};
+    }
+    if (s->nhit[y] < UINT8_MAX) s->nhit[y]++;
+    return 1;
+}
+
+/* Pair x with every tallied row that got the hits it needs (emit orients the pair), and clear the
+ * tally for the next probing row. Returns 0 when out of memory. */
+static int emit_tallied(near_ctx *c, scratch *s, uint32_t x)
+{
+    int ok = 1;
+    for (size_t i = 0; i < s->nhits; i++) {
+        const con_hit *h = &s->hits[i];
+        if (ok && s->nhit[h->row] >= h->need && !emit(c, s, x, h->row, SRC_CON)) ok = 0;
+        s->nhit[h->row] = 0;
+    }
+    s->nhits = 0;
+    return ok;
+}
+
 /* Row x probes the tables of the other side. sh[0 .. nsh_x): its sorted distinct shingles when the
  * caller has them, else sh is NULL and the containment probe gets them. Returns 0 when out of
  * memory. */
@@ -658,7 +685,6 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
     la_buckets *con[2] = {xh ? c->con_o : c->con_h, c->p.within ? (xh ? c->con_h : c->con_o) : NULL};
     size_t n = nsh_x;
     if (!sh && !(sh = distinct_set(c, x, &s->sh, &s->shcap, &n))) return 0;
-    s->nhits = 0;
     uint32_t nx = c->nsh[x];
     for (size_t i = 0; i < n; i++) {
         /* the shingles' lookups do not depend on each other: start their cache misses early */
@@ -677,22 +703,11 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
                 /* every row of the other side's table is across the boundary; only the own side's
                  * (with `within`) needs the check */
                 if (ny > nx || (t == 1 && !pairable(c, x, y))) continue;
-                /* count hits per row in place of sorting them: linear in the hits */
-                if (s->nhit[y] == 0) {
-                    if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
-                    s->hits[s->nhits++] = (con_hit){y, f[q].aux >> CON_NSH_BITS};
-                }
-                if (s->nhit[y] < UINT8_MAX) s->nhit[y]++;
+                if (!tally_hit(s, y, f[q].aux >> CON_NSH_BITS)) return 0;
             }
         }
     }
-    int ok = 1;
-    for (size_t i = 0; i < s->nhits; i++) {
-        const con_hit *h = &s->hits[i];
-        if (ok && s->nhit[h->row] >= h->need && !emit(c, s, x, h->row, SRC_CON)) ok = 0;
-        s->nhit[h->row] = 0;
-    }
-    return ok;
+    return emit_tallied(c, s, x);
 }
 
 /* Fused: the held-out rows that hold enough of row y's sample, y being the contained side (its
@@ -705,27 +720,13 @@ static int probe_held_sets(near_ctx *c, scratch *s, uint32_t y)
 {
     uint32_t ns = c->nsamp[y], ny = c->nsh[y];
     if (!ns) return 1;
-    s->nhits = 0;
     for (uint32_t j = 0; j < ns; j++) {
         const la_bucket_entry *f;
         size_t k = la_buckets_find(c->held_sets, s->smp[j], &f);
-        for (size_t q = 0; q < k; q++) {
-            uint32_t x = f[q].row;
-            if (c->nsh[x] < ny) continue;
-            if (s->nhit[x] == 0) {
-                if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
-                s->hits[s->nhits++] = (con_hit){x, c->need[ns]};
-            }
-            if (s->nhit[x] < UINT8_MAX) s->nhit[x]++;
-        }
+        for (size_t q = 0; q < k; q++)
+            if (c->nsh[f[q].row] >= ny && !tally_hit(s, f[q].row, c->need[ns])) return 0;
     }
-    int ok = 1;
-    for (size_t i = 0; i < s->nhits; i++) {
-        const con_hit *h = &s->hits[i];
-        if (ok && s->nhit[h->row] >= h->need && !emit(c, s, h->row, y, SRC_CON)) ok = 0;
-        s->nhit[h->row] = 0;
-    }
-    return ok;
+    return emit_tallied(c, s, y);
 }
 
 /* The table of every held-out row's distinct shingles (rows of at least containment_min_shingles:
