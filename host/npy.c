@@ -204,24 +204,15 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
         goto done;
     }
     for (size_t r = 0; r < rows; r++) {
-        float *dst = m + r * cols;
         for (size_t c0 = 0; c0 < cols; c0 += chunk) {
             size_t k = cols - c0 < chunk ? cols - c0 : chunk;
             if (fread(raw, (size_t)elem, k, f) != k) {
                 st = la_error(LA_EINPUT, "%s: row %zu: file ends early (header says %zu rows)", path, r, rows);
                 goto done;
             }
-            if (r * cols + c0 + k > capv) {
-                size_t want = capv > nval / 2 ? nval : 2 * capv;
-                if (want < r * cols + c0 + k) want = r * cols + c0 + k;
-                float *g = la_realloc_n(m, want, sizeof *m);
-                if (!g) {
-                    st = la_error(LA_ENOMEM, "%s: out of memory for %zu x %zu floats", path, rows, cols);
-                    goto done;
-                }
-                m = g;
-                dst = m + r * cols;
-                capv = want;
+            if (!la_grow((void **)&m, &capv, r * cols + c0 + k, sizeof *m, NPY_CHUNK)) {
+                st = la_error(LA_ENOMEM, "%s: out of memory for %zu x %zu floats", path, rows, cols);
+                goto done;
             }
             for (size_t c = c0; c < c0 + k; c++) {
                 const unsigned char *b = raw + (c - c0) * (size_t)elem;
@@ -239,7 +230,7 @@ la_status la_npy_read(const char *path, size_t expect_rows, size_t expect_cols, 
                                   isnan(x) ? "NaN" : "infinite");
                     goto done;
                 }
-                dst[c] = x;
+                m[r * cols + c] = x;
             }
         }
     }
