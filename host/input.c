@@ -228,7 +228,7 @@ la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
     crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
     out->stored_len = n;
     const char *kind = compressed_as((const unsigned char *)raw, n);
-    if (kind && kind[0] == 'g') {
+    if (kind && strcmp(kind, "gzip") == 0) {
         out->compression = kind;
         s = gunzip(path, lim, raw, n, &out->data, &out->len);
         free(raw);

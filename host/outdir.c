@@ -430,7 +430,8 @@ static la_status write_iov(int fd, const char *path, struct iovec *iov, int n)
 }
 
 /* One file of the temporary directory, its bytes handed out by `fill` a batch of at most max pieces
- * at a time (returns how many; 0 at the end), gathered by writev; fsynced and closed. */
+ * at a time (la_outdir_fill: how many, 0 at the end, -1 on a failure), gathered by writev; fsynced
+ * and closed. */
 static la_status write_file_with(la_outdir *o, const char *name, la_outdir_fill fill, void *ctx)
 {
     char *p = join(o->tmp, name);
@@ -479,7 +480,6 @@ static la_status write_file(la_outdir *o, const char *name, const void *data, si
     bytes_src b = {data, n, 0};
     return write_file_with(o, name, fill_bytes, &b);
 }
-
 
 la_status la_outdir_begin(const char *dir, la_outdir *o)
 {

@@ -99,7 +99,7 @@ void la_audit_state_free(la_audit_state *st);
 /* Write every report file of an audit into dir, atomically (outdir.h); a shard writes shard.bin. */
 la_status la_audit_write(const la_audit_state *st, const char *dir);
 
-/* Write the manifest `name` of the rows whose outcome is `out` (la_report_manifest's rows) into od,
+/* Write the manifest `name` of the rows whose outcome is `out` (la_report_manifest_rows) into od,
  * straight from the table's records and the input files (la_manifest_write): no buffer the size of
  * the file. */
 la_status la_write_manifest(la_outdir *od, const char *name, const la_report *r, uint32_t out);
