@@ -717,7 +717,7 @@ static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, 
         return la_error(LA_ENOMEM, "out of memory reading records");
     /* a row keeps about its line twice over (raw and text), or once when its raw line is only
      * held until the chunk is committed (by_place): a chunk's strings fit one block */
-    if (!k->arena.block) k->arena.block = (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096;
+    if (!k->arena.block) la_table_arena(p->L->table, &k->arena, (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096);
     if (!k->lines.block) k->lines.block = (size_t)LA_JSONL_CHUNK_BYTES + 4096;
     check_record(p, &k->arena, p->by_place ? &k->lines : &k->arena, &k->recs[k->n++], rec, raw, rawlen, line,
                  parse_error);
@@ -776,6 +776,7 @@ static la_status begin(la_loader *L, const char *path, const char *part, const c
     const char *base = strrchr(path, '/');
     *p = (pending){.L = L, .file = fidx, .path = path, .base = id_name ? id_name : base ? base + 1 : path, .part = part,
                    .ids_generated = 1};
+    la_table_arena(L->table, &p->arena, 0);
     uint32_t ignored;
     return part ? la_table_part(L->table, part, &ignored) : LA_OK;
 }

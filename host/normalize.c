@@ -321,6 +321,7 @@ la_status la_normalize_table(la_table *t, la_norm_mode mode, int threads)
     int nt = la_parallel_threads(threads);
     norm_worker *workers = la_calloc_n((size_t)nt, sizeof *workers);
     if (!workers) return la_error(LA_ENOMEM, "out of memory normalizing %zu rows", n);
+    for (int k = 0; k < nt; k++) la_table_arena(t, &workers[k].arena, 0);
     norm_job job = {la_table_rows(t), mode, workers};
     la_status st = la_parallel_for(nt, n, 256, norm_rows, &job);
     for (int k = 0; k < nt; k++) {

@@ -5,6 +5,8 @@
 #include "pipeline.h"
 
 #include "la_alloc.h"
+#include "la_arena.h"
+#include "la_spill.h"
 #include "manifest.h"
 #include "outdir.h"
 
@@ -18,6 +20,8 @@
 
 /* The most the near tier keeps of its shingle sets between phases (la_near_params.set_cache_bytes). */
 #define NEAR_SET_CACHE_MAX ((size_t)512 << 20)
+/* Inputs larger than this (or than a sixteenth of --memory-limit) keep their text in a spill file. */
+#define TEXT_SPILL_FROM ((size_t)512 << 20)
 
 enum {
     OPT_RESOLVE = LA_OPT_COMMAND_BASE, OPT_MAX_CLUSTER, OPT_BACKEND, OPT_SEMANTIC, OPT_NEAR, OPT_PROGRESS,
@@ -255,11 +259,19 @@ static void stage_end_links(la_audit_state *st)
     la_progress_end(st->progress, note);
 }
 
-/* Read, validate and normalize; find the held-out partition. */
-static la_status load_stage(const la_audit_job *j, la_audit_state *st)
+/* Read, validate and normalize; find the held-out partition. Inputs of more than a sixteenth of
+ * --memory-limit and 512 MiB in all (`bytes`) keep their rows' strings in a spill file (la_spill.h),
+ * so the resident set does not grow with the text of the seen side; LEAKAUDIT_SPILL=1 spills any
+ * input, =0 none. */
+static la_status load_stage(const la_audit_job *j, la_audit_state *st, double bytes)
 {
     const la_cli *c = &j->cli;
     LA_TRY(la_table_new(&st->table));
+    size_t limit = j->semantic.memory_limit ? j->semantic.memory_limit : la_memory_default();
+    size_t spill_from = limit / 16 < TEXT_SPILL_FROM ? limit / 16 : TEXT_SPILL_FROM;
+    const char *force = getenv("LEAKAUDIT_SPILL");
+    int spill = force && !strcmp(force, "1") ? 1 : force && !strcmp(force, "0") ? 0 : bytes > (double)spill_from;
+    if (spill) LA_TRY(la_table_spill_to(st->table, NULL));
     LA_TRY(la_cli_load((la_cli *)c, st->table, &st->loader));
     if (la_table_find_part(st->table, c->heldout, &st->heldout) != LA_OK) {
         char list[512] = "";
@@ -498,9 +510,14 @@ la_status la_audit_execute(const la_audit_job *j, int warn, la_audit_state *st)
         if (j->cli.inputs[k].path && stat(j->cli.inputs[k].path, &sb) == 0 && S_ISREG(sb.st_mode)) bytes += (double)sb.st_size;
     }
     la_progress_begin(st->progress, "read", j->cli.ninputs, "files", bytes);
-    LA_TRY(load_stage(j, st));
-    char note[64];
-    snprintf(note, sizeof note, "%zu rows", la_table_nrows(st->table));
+    LA_TRY(load_stage(j, st, bytes));
+    char note[640];
+    la_spill *spill = la_table_spill(st->table);
+    if (spill)
+        snprintf(note, sizeof note, "%zu rows, their text (%zu MiB) in a spill file in %s", la_table_nrows(st->table),
+                 la_spill_bytes(spill) >> 20, la_spill_dir(spill));
+    else
+        snprintf(note, sizeof note, "%zu rows", la_table_nrows(st->table));
     la_progress_end(st->progress, note);
     add_timing(st, "read_s", &since);
     stage_begin(st, "normalize", "rows");

@@ -13,12 +13,15 @@
 #include <stddef.h>
 
 typedef struct la_arena_block la_arena_block;
+typedef struct la_spill la_spill;
 
 /* Zero-initialized it is empty and makes blocks of 1 MiB; set `block` first for another size
- * (a string longer than a block gets a block of its own size). */
+ * (a string longer than a block gets a block of its own size). With `spill` set, blocks come from
+ * that store (la_spill.h) instead of the heap, and live as long as the store. */
 typedef struct la_arena {
     la_arena_block *head; /* the block being filled; the others behind it */
     size_t block;         /* bytes of a new block; 0: 1 MiB */
+    la_spill *spill;      /* NULL: blocks from malloc */
 } la_arena;
 
 /* Copy n bytes of s into the arena, NUL-terminated; *out points at the copy, which lives until
@@ -32,6 +35,19 @@ la_status la_arena_alloc(la_arena *a, size_t n, char **out /* OUT */);
 
 /* Free every block; the arena is empty again (its block size kept). NULL does nothing. */
 void la_arena_free(la_arena *a);
+
+/* Keep the table in spill stores (la_spill.h) in `dir` (NULL: $TMPDIR, else /var/tmp) from now
+ * on: its rows and their places in their files (moved there now), and new strings, also those of
+ * arenas set up with la_table_arena (strings already stored stay where they are). Pointers to rows
+ * stay valid as the table grows. Errors as la_spill_open. */
+la_status la_table_spill_to(la_table *t, const char *dir);
+
+/* The table's spill store, or NULL when its strings are in memory. */
+la_spill *la_table_spill(const la_table *t);
+
+/* An empty arena (blocks of `block` bytes, 0: 1 MiB) whose blocks come from where the table keeps
+ * its strings, for a worker to fill and la_table_adopt to hand over. */
+void la_table_arena(const la_table *t, la_arena *a, size_t block);
 
 /* Move every block of `from` to the table, which frees them with itself; `from` is left empty and
  * the pointers into it stay valid as long as the table. Not thread-safe with other calls on t. */

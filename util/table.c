@@ -3,6 +3,7 @@
  * an id index for uniqueness checks. Pure data: it never reads files.
  */
 #include "la_arena.h"
+#include "la_spill.h"
 #include "leakaudit.h"
 
 #include <stdint.h>
@@ -14,28 +15,41 @@
 struct la_arena_block {
     la_arena_block *next;
     size_t used, cap;
+    int spilled; /* in a spill store, which frees it */
     char data[];
 };
 
 struct la_table {
     la_arena arena;
+    la_spill *spill;      /* where new strings go, or NULL: memory */
+    la_spill *rowstore;   /* with spill: the stores that hold rows and places, else NULL */
+    la_spill *placestore;
     la_row *rows;
     size_t nrows, caprows;
     char **parts;
     uint32_t nparts, capparts;
     char **files;
     uint32_t nfiles, capfiles;
-    size_t *ids;          /* open addressing: row index + 1, 0 = empty */
+    uint64_t *ids;        /* open addressing: id_hash << 32 | (row index + 1), 0 = empty */
     size_t idcap;         /* power of two */
     la_raw_place *places; /* per row (capplaces of them, zeroed past what was set), or NULL */
     size_t capplaces;
 };
 
-static uint64_t str_hash(const char *s)
+/* FNV-1a folded to 32 bits. The id index keeps it beside each row index, so growing the index and
+ * probing past other ids never read their strings (which may be in a spill file). */
+static uint32_t id_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    uint64_t h = 1469598103934665603ull;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return (uint32_t)(h ^ h >> 32);
+}
+
+static void id_index_put(uint64_t *ids, size_t cap, uint64_t slot)
+{
+    size_t h = (size_t)(slot >> 32) & (cap - 1);
+    while (ids[h]) h = (h + 1) & (cap - 1);
+    ids[h] = slot;
 }
 
 la_status la_table_new(la_table **out)
@@ -50,13 +64,19 @@ void la_table_free(la_table *t)
 {
     if (!t) return;
     la_arena_free(&t->arena);
+    la_spill_close(t->spill); /* after the arena: its blocks' headers are in the store */
     for (uint32_t i = 0; i < t->nparts; i++) free(t->parts[i]);
     for (uint32_t i = 0; i < t->nfiles; i++) free(t->files[i]);
     free(t->parts);
     free(t->files);
-    free(t->rows);
+    if (t->rowstore) {
+        la_spill_close(t->rowstore);
+        la_spill_close(t->placestore);
+    } else {
+        free(t->rows);
+        free(t->places);
+    }
     free(t->ids);
-    free(t->places);
     free(t);
 }
 
@@ -67,8 +87,17 @@ la_status la_arena_alloc(la_arena *a, size_t n, char **out)
     if (!b || b->cap - b->used < n + 1) {
         size_t block = a->block ? a->block : ARENA_BLOCK;
         size_t cap = n + 1 > block ? n + 1 : block;
-        la_arena_block *nb = malloc(sizeof *nb + cap);
-        if (!nb) return la_error(LA_ENOMEM, "out of memory storing row text");
+        la_arena_block *nb = NULL;
+        if (a->spill) {
+            void *p = NULL;
+            LA_TRY(la_spill_alloc(a->spill, sizeof *nb + cap, &p));
+            nb = p;
+            nb->spilled = 1;
+        } else {
+            nb = malloc(sizeof *nb + cap);
+            if (!nb) return la_error(LA_ENOMEM, "out of memory storing row text");
+            nb->spilled = 0;
+        }
         nb->next = b;
         nb->used = 0;
         nb->cap = cap;
@@ -95,7 +124,7 @@ void la_arena_free(la_arena *a)
     if (!a) return;
     for (la_arena_block *b = a->head, *n; b; b = n) {
         n = b->next;
-        free(b);
+        if (!b->spilled) free(b);
     }
     a->head = NULL;
 }
@@ -115,6 +144,64 @@ void la_table_adopt(la_table *t, la_arena *from)
         t->arena.head = first;
     }
     from->head = NULL;
+}
+
+/* Grow the array *v of *cap elements of `size` bytes to `want` elements, in `store` (where it
+ * keeps its address) or on the heap; the new elements are zero. */
+static la_status grow_array(la_spill *store, void **v, size_t *cap, size_t want, size_t size, const char *what)
+{
+    if (want > SIZE_MAX / size) return la_error(LA_ENOMEM, "%zu %s are too many", want, what);
+    if (store) {
+        LA_TRY(la_spill_extend(store, want * size, v));
+    } else {
+        char *nv = realloc(*v, want * size);
+        if (!nv) return la_error(LA_ENOMEM, "out of memory growing the table to %zu %s", want, what);
+        memset(nv + *cap * size, 0, (want - *cap) * size);
+        *v = nv;
+    }
+    *cap = want;
+    return LA_OK;
+}
+
+/* Move a heap array of n elements into an empty store. */
+static la_status move_to_store(la_spill *store, void **v, size_t cap, size_t size)
+{
+    if (!cap) return LA_OK;
+    void *to = NULL;
+    LA_TRY(la_spill_extend(store, cap * size, &to));
+    memcpy(to, *v, cap * size);
+    free(*v);
+    *v = to;
+    return LA_OK;
+}
+
+la_status la_table_spill_to(la_table *t, const char *dir)
+{
+    if (t->spill) return LA_OK;
+    la_spill *s = NULL, *r = NULL, *p = NULL;
+    la_status st = la_spill_open(dir, &s);
+    if (st == LA_OK) st = la_spill_open(dir, &r);
+    if (st == LA_OK) st = la_spill_open(dir, &p);
+    if (st == LA_OK) st = move_to_store(r, (void **)&t->rows, t->caprows, sizeof *t->rows);
+    if (st == LA_OK) st = move_to_store(p, (void **)&t->places, t->capplaces, sizeof *t->places);
+    if (st != LA_OK) {
+        la_spill_close(s);
+        la_spill_close(r);
+        la_spill_close(p);
+        return st;
+    }
+    t->spill = s;
+    t->rowstore = r;
+    t->placestore = p;
+    t->arena.spill = s;
+    return LA_OK;
+}
+
+la_spill *la_table_spill(const la_table *t) { return t->spill; }
+
+void la_table_arena(const la_table *t, la_arena *a, size_t block)
+{
+    *a = (la_arena){NULL, block, t->spill};
 }
 
 la_status la_table_strdup(la_table *t, const char *s, size_t n, const char **out)
@@ -168,13 +255,10 @@ uint32_t la_table_nfile(const la_table *t) { return t->nfiles; }
 static la_status id_index_grow(la_table *t)
 {
     size_t cap = t->idcap ? t->idcap * 2 : 1024;
-    size_t *ids = calloc(cap, sizeof *ids);
+    uint64_t *ids = calloc(cap, sizeof *ids);
     if (!ids) return la_error(LA_ENOMEM, "out of memory indexing row ids");
-    for (size_t i = 0; i < t->nrows; i++) {
-        size_t h = (size_t)str_hash(t->rows[i].id) & (cap - 1);
-        while (ids[h]) h = (h + 1) & (cap - 1);
-        ids[h] = i + 1;
-    }
+    for (size_t h = 0; h < t->idcap; h++)
+        if (t->ids[h]) id_index_put(ids, cap, t->ids[h]);
     free(t->ids);
     t->ids = ids;
     t->idcap = cap;
@@ -184,22 +268,14 @@ static la_status id_index_grow(la_table *t)
 la_status la_table_append(la_table *t, const la_row *row, size_t *index)
 {
     if (!row->id) return la_error(LA_EINVAL, "la_table_append: row without id");
-    if (t->nrows == t->caprows) {
-        size_t c = t->caprows ? t->caprows * 2 : 1024;
-        la_row *r = realloc(t->rows, c * sizeof *r);
-        if (!r) return la_error(LA_ENOMEM, "out of memory growing the row table to %zu rows", c);
-        t->rows = r;
-        t->caprows = c;
-    }
+    if (t->nrows >= UINT32_MAX - 1) return la_error(LA_ENOMEM, "more than %u rows in one table", UINT32_MAX - 2);
+    if (t->nrows == t->caprows)
+        LA_TRY(grow_array(t->rowstore, (void **)&t->rows, &t->caprows, t->caprows ? t->caprows * 2 : 1024, sizeof *t->rows,
+                          "rows"));
+    if ((t->nrows + 1) * 2 > t->idcap) LA_TRY(id_index_grow(t));
     t->rows[t->nrows] = *row;
     t->nrows++;
-    if ((t->nrows) * 2 > t->idcap) {
-        LA_TRY(id_index_grow(t));
-    } else {
-        size_t h = (size_t)str_hash(row->id) & (t->idcap - 1);
-        while (t->ids[h]) h = (h + 1) & (t->idcap - 1);
-        t->ids[h] = t->nrows;
-    }
+    id_index_put(t->ids, t->idcap, (uint64_t)id_hash(row->id) << 32 | t->nrows);
     if (index) *index = t->nrows - 1;
     return LA_OK;
 }
@@ -207,14 +283,9 @@ la_status la_table_append(la_table *t, const la_row *row, size_t *index)
 la_status la_table_set_raw_place(la_table *t, size_t row, const la_raw_place *at)
 {
     if (row >= t->nrows) return la_error(LA_EINVAL, "la_table_set_raw_place: no row %zu", row);
-    if (row >= t->capplaces) {
-        size_t c = t->caprows;
-        la_raw_place *v = realloc(t->places, c * sizeof *v);
-        if (!v) return la_error(LA_ENOMEM, "out of memory recording where %zu rows lie in their files", c);
-        memset(v + t->capplaces, 0, (c - t->capplaces) * sizeof *v);
-        t->places = v;
-        t->capplaces = c;
-    }
+    if (row >= t->capplaces)
+        LA_TRY(grow_array(t->placestore, (void **)&t->places, &t->capplaces, t->caprows, sizeof *t->places,
+                          "row places"));
     t->places[row] = *at;
     return LA_OK;
 }
@@ -229,10 +300,11 @@ int la_table_raw_place(const la_table *t, size_t row, la_raw_place *at)
 size_t la_table_find_id(const la_table *t, const char *id)
 {
     if (!t->idcap) return (size_t)-1;
-    size_t h = (size_t)str_hash(id) & (t->idcap - 1);
+    uint32_t hash = id_hash(id);
+    size_t h = hash & (t->idcap - 1);
     while (t->ids[h]) {
-        size_t r = t->ids[h] - 1;
-        if (strcmp(t->rows[r].id, id) == 0) return r;
+        size_t r = (size_t)(t->ids[h] & UINT32_MAX) - 1;
+        if ((uint32_t)(t->ids[h] >> 32) == hash && strcmp(t->rows[r].id, id) == 0) return r;
         h = (h + 1) & (t->idcap - 1);
     }
     return (size_t)-1;

@@ -4,7 +4,8 @@
 # the default (one batch here) writes, byte for byte (report.json apart from timings and the
 # per-stage call counts), and so does the search over every vector at once (FAISS, where the build
 # has it); the links across batches are found, ties between copies in different batches go to the
-# lower row; shards under the small limit merge to the same files; bad values are refused.
+# lower row; shards under the small limit merge to the same files; rows whose text is kept in a
+# spill file give the same files; bad values are refused.
 source "$(dirname "$0")/lib.bash"
 
 # 6,300 rows: 300 held out, 6,000 seen in two partitions (the stream holds 2,048 seen rows at the
@@ -112,6 +113,19 @@ PY
         fail "the long passages should be embedded as windows"
     grep -q '"p00"' wstream/pairs.jsonl || fail "the question inside a long passage should be linked"
 fi
+
+check "the rows' text in a spill file (as for inputs larger than a sixteenth of the limit): the same files"
+LEAKAUDIT_SPILL=1 la audit "${A[@]}" --progress always --out spilled
+expect_rc 1 "text spilled"
+expect_has err.txt "in a spill file in"
+same_outputs whole spilled
+[ -z "$(ls "${TMPDIR:-/var/tmp}" | grep leakaudit-spill)" ] || fail "the spill file should be gone (it is unlinked at once)"
+
+check "a spill directory that cannot hold the file is an error naming it, and nothing is written"
+LEAKAUDIT_SPILL=1 TMPDIR="$PWD/no/such/dir" la audit "${A[@]}" --out nospill
+expect_rc 2 "spill into a missing directory"
+expect_has err.txt "$PWD/no/such/dir: cannot make a spill file for the row text"
+[ ! -e nospill ] || fail "no output should be written when the spill file cannot be made"
 
 check "bad --memory-limit values are refused before any work"
 for bad in 1M 0 abc 12Q; do
