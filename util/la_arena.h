@@ -36,7 +36,7 @@ la_status la_arena_alloc(la_arena *a, size_t n, char **out /* OUT */);
 /* Free every block; the arena is empty again (its block size kept). NULL does nothing. */
 void la_arena_free(la_arena *a);
 
-/* Keep the table in spill stores (la_spill.h) in `dir` (NULL: $TMPDIR, else /var/tmp) from now
+/* Keep the table in spill stores (la_spill.h) in `dir` (NULL: as la_spill_open) from now
  * on: its rows and their places in their files (moved there now), and new strings, also those of
  * arenas set up with la_table_arena (strings already stored stay where they are). Pointers to rows
  * stay valid as the table grows. Errors as la_spill_open. */

@@ -20,7 +20,8 @@
 
 typedef struct la_spill la_spill;
 
-/* A store in a new unlinked file of `dir` (NULL: $TMPDIR, else /var/tmp). LA_EIO with the
+/* A store in a new unlinked file of `dir` (NULL: $TMPDIR, else /var/tmp, else /tmp when only that
+ * one is writable, as in a container with a read-only root). LA_EIO with the
  * directory and the reason when the file cannot be made or no range of addresses reserved. */
 la_status la_spill_open(const char *dir, la_spill **out /* OUT */);
 

@@ -70,7 +70,10 @@ la_status la_spill_open(const char *dir, la_spill **out)
 {
     *out = NULL;
     if (!dir || !*dir) dir = getenv("TMPDIR");
-    if (!dir || !*dir) dir = "/var/tmp";
+    if (!dir || !*dir) {
+        /* /var/tmp is meant for large files; a container with a read-only root may have only /tmp */
+        dir = access("/var/tmp", W_OK | X_OK) == 0 || access("/tmp", W_OK | X_OK) != 0 ? "/var/tmp" : "/tmp";
+    }
     la_spill *s = calloc(1, sizeof *s);
     if (!s) return la_error(LA_ENOMEM, "out of memory");
     snprintf(s->dir, sizeof s->dir, "%s", dir);
