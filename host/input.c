@@ -1,8 +1,8 @@
 /*
  * input.c - whole-file reading with transparent gzip/zstd decompression and a BLAKE2b-256
- * fingerprint of the stored bytes; and block reading of a plain regular file, with the same
- * fingerprint and byte limit, for the JSONL reader that parses a block at a time (records.h), so
- * that a large uncompressed input is never held whole.
+ * fingerprint of the stored bytes; and block reading of a regular file, plain or decompressed as
+ * it is read, with the same fingerprint, byte limits and messages, for the JSONL reader that
+ * parses a block at a time (records.h), so that a large input is never held whole.
  */
 #include "input.h"
 
@@ -15,6 +15,9 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include <zstd.h>
+
+/* Compressed bytes read from a file per refill of the block reader's decoder. */
+#define COMPRESSED_BLOCK ((size_t)1 << 20)
 
 void la_limits_default(la_limits *l)
 {
@@ -286,14 +289,37 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     struct stat st;
     unsigned char magic[4] = {0};
     size_t nm = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? fread(magic, 1, sizeof magic, f) : 0;
-    if (nm == 0 || compressed_as(magic, nm) || fseek(f, 0, SEEK_SET) != 0) {
+    if (nm == 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return LA_OK;
     }
-    b->limit = byte_limit(lim, 0, 0);
-    if ((uint64_t)st.st_size > b->limit) {
+    const char *kind = compressed_as(magic, nm);
+    b->compression = kind ? kind : "none";
+    b->limit = byte_limit(lim, kind ? (size_t)st.st_size : 0, kind != NULL);
+    if (!kind && (uint64_t)st.st_size > b->limit) {
         fclose(f);
         return over_limit(path, lim, 0, 0);
+    }
+    if (kind) {
+        b->in = malloc(COMPRESSED_BLOCK);
+        if (b->in && !strcmp(kind, "gzip")) {
+            z_stream *z = calloc(1, sizeof *z);
+            if (z && inflateInit2(z, 15 + 32) != Z_OK) {
+                free(z);
+                z = NULL;
+            }
+            b->z = z;
+        } else if (b->in) {
+            b->z = ZSTD_createDStream();
+            b->zlast = 1;
+        }
+        if (!b->in || !b->z) {
+            free(b->in);
+            if (b->z && !strcmp(kind, "gzip")) free(b->z);
+            else if (b->z) ZSTD_freeDStream(b->z);
+            fclose(f);
+            return la_error(LA_ENOMEM, "%s: cannot start the %s decoder", path, kind);
+        }
     }
     b->f = f;
     b->path = path;
@@ -304,9 +330,9 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     return LA_OK;
 }
 
-la_status la_input_blocks_read(void *ctx, char *dst, size_t cap, size_t *got)
+/* Up to cap bytes from the file as stored into dst, fingerprinted; *got 0 at its end. */
+static la_status read_stored(la_input_blocks *b, char *dst, size_t cap, size_t *got)
 {
-    la_input_blocks *b = ctx;
     size_t r = 0;
     while (r < cap) {
         size_t k = fread(dst + r, 1, cap - r, b->f);
@@ -315,8 +341,84 @@ la_status la_input_blocks_read(void *ctx, char *dst, size_t cap, size_t *got)
     }
     if (ferror(b->f)) return la_error(LA_EIO, "%s: read error: %s", b->path, strerror(errno));
     crypto_generichash_update(&b->h, (const unsigned char *)dst, r);
+    b->stored += r;
+    *got = r;
+    return LA_OK;
+}
+
+/* More compressed bytes into b->in once it is used up; sets in_eof at the end of the file. */
+static la_status refill(la_input_blocks *b)
+{
+    if (b->at < b->len || b->in_eof) return LA_OK;
+    size_t got = 0;
+    LA_TRY(read_stored(b, (char *)b->in, COMPRESSED_BLOCK, &got));
+    b->at = 0;
+    b->len = got;
+    b->in_eof = got == 0;
+    return LA_OK;
+}
+
+/* Decode into dst[*r .. cap) from what b->in holds; at the end of the data sets b->done. The
+ * messages are those of gunzip and unzstd. */
+static la_status decode_some(la_input_blocks *b, char *dst, size_t cap, size_t *r)
+{
+    size_t room = cap - *r;
+    if (!strcmp(b->compression, "gzip")) {
+        z_stream *z = b->z;
+        size_t avail = b->len - b->at;
+        z->next_in = b->in + b->at;
+        z->avail_in = (uInt)avail; /* a block is far below 4 GiB */
+        z->next_out = (Bytef *)dst + *r;
+        z->avail_out = (uInt)(room > 0xFFFFFFFFu ? 0xFFFFFFFFu : room);
+        uInt before = z->avail_out;
+        int rc = inflate(z, Z_NO_FLUSH);
+        *r += before - z->avail_out;
+        b->at += avail - z->avail_in;
+        if (rc == Z_STREAM_END) {
+            /* concatenated gzip members: another one starts where this one ends, if anything is left */
+            if (refill(b) != LA_OK) return LA_EIO;
+            if (b->at == b->len && b->in_eof) b->done = 1;
+            else inflateReset(z);
+            return LA_OK;
+        }
+        if (rc == Z_BUF_ERROR && b->at == b->len && b->in_eof)
+            return la_error(LA_EINPUT, "%s: corrupt or truncated gzip data", b->path);
+        if (rc != Z_OK && rc != Z_BUF_ERROR) return la_error(LA_EINPUT, "%s: corrupt or truncated gzip data", b->path);
+        return LA_OK;
+    }
+    ZSTD_inBuffer in = {b->in, b->len, b->at};
+    ZSTD_outBuffer o = {dst + *r, room, 0};
+    size_t last = ZSTD_decompressStream(b->z, &o, &in);
+    *r += o.pos;
+    b->at = in.pos;
+    if (ZSTD_isError(last)) return la_error(LA_EINPUT, "%s: corrupt zstd data: %s", b->path, ZSTD_getErrorName(last));
+    b->zlast = last;
+    if (b->at == b->len && b->in_eof) {
+        if (last != 0 && o.pos == 0) return la_error(LA_EINPUT, "%s: truncated zstd data", b->path);
+        if (last == 0) b->done = 1;
+    }
+    return LA_OK;
+}
+
+la_status la_input_blocks_read(void *ctx, char *dst, size_t cap, size_t *got)
+{
+    la_input_blocks *b = ctx;
+    size_t r = 0;
+    if (!b->z) {
+        LA_TRY(read_stored(b, dst, cap, &r));
+    } else {
+        while (r < cap && !b->done) {
+            LA_TRY(refill(b));
+            if (b->in_eof && b->at == b->len && b->zlast == 0 && !strcmp(b->compression, "zstd")) {
+                b->done = 1; /* the file ended where a frame did */
+                break;
+            }
+            LA_TRY(decode_some(b, dst, cap, &r));
+            if (b->n + r > b->limit) return over_limit(b->path, b->lim, (size_t)b->size, 1);
+        }
+    }
     b->n += r;
-    if (b->n > b->limit) return over_limit(b->path, b->lim, b->n, 0); /* the file grew while read */
+    if (b->n > b->limit) return over_limit(b->path, b->lim, (size_t)(b->z ? b->size : b->n), b->z != NULL);
     *got = r;
     return LA_OK;
 }
@@ -327,7 +429,16 @@ void la_input_blocks_close(la_input_blocks *b, la_input *info)
     if (!b->f) return;
     fclose(b->f);
     b->f = NULL;
+    if (b->z && !strcmp(b->compression, "gzip")) {
+        inflateEnd(b->z);
+        free(b->z);
+    } else if (b->z) {
+        ZSTD_freeDStream(b->z);
+    }
+    b->z = NULL;
+    free(b->in);
+    b->in = NULL;
     crypto_generichash_final(&b->h, info->blake2b, sizeof info->blake2b);
-    info->stored_len = b->n;
-    info->compression = "none";
+    info->stored_len = b->stored;
+    info->compression = b->compression;
 }

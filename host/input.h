@@ -41,25 +41,34 @@ void la_limits_default(la_limits *l /* OUT */);
 la_status la_input_read(const char *path, const la_limits *lim, la_input *out /* OUT */);
 void la_input_free(la_input *in);
 
-/* A plain regular file read a block at a time (la_input_blocks_read is a la_read_fn, records.h),
- * with la_input_read's fingerprint and --max-input-bytes. */
+/* A regular file read a block at a time (la_input_blocks_read is a la_read_fn, records.h), plain
+ * or decompressed as it is read (gzip, zstd), with la_input_read's fingerprint (of the bytes as
+ * stored), byte limits and messages. */
 typedef struct la_input_blocks {
     FILE *f;
     const char *path;        /* borrowed */
     const la_limits *lim;    /* borrowed */
-    uint64_t n, limit;       /* bytes read so far; the most allowed */
+    uint64_t n, limit;       /* bytes given out so far (decompressed); the most allowed */
     uint64_t size;           /* the file's size when it was opened */
+    uint64_t stored;         /* bytes read from the file */
     crypto_generichash_state h;
+    const char *compression; /* "none", "gzip" or "zstd" (static) */
+    void *z;                 /* the decoder: z_stream or ZSTD_DStream, NULL for plain */
+    unsigned char *in;       /* compressed bytes read and not yet decoded: in[at .. len) */
+    size_t at, len;
+    int in_eof;              /* the file has no more bytes */
+    int done;                /* the compressed stream has ended */
+    size_t zlast;            /* zstd: what the last call said is left of its frame (0: frame end) */
 } la_input_blocks;
 
-/* Open path for block reads: *ok = 1 when it is a regular, non-empty file that is not gzip or zstd
- * data (close it with la_input_blocks_close), else *ok = 0 and nothing is open (read it whole:
- * la_input_read says why a path cannot be opened). A file over --max-input-bytes is LA_EINPUT with
- * la_input_read's message, before anything is read. */
+/* Open path for block reads: *ok = 1 when it is a regular, non-empty file (close it with
+ * la_input_blocks_close), else *ok = 0 and nothing is open (read it whole: la_input_read says why a
+ * path cannot be opened). A plain file over --max-input-bytes is LA_EINPUT with la_input_read's
+ * message, before anything is read; compressed data, once it decompresses past the limits. */
 la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_blocks *b /* OUT */, int *ok /* OUT */);
 /* Up to cap more bytes into dst; *got = 0 at the end of the file. */
 la_status la_input_blocks_read(void *b, char *dst, size_t cap, size_t *got /* OUT */);
-/* Close the file; info gets the fingerprint, the bytes read and compression "none" (data NULL). */
+/* Close the file; info gets the fingerprint, the bytes stored and the compression (data NULL). */
 void la_input_blocks_close(la_input_blocks *b, la_input *info /* OUT */);
 
 /* The name of a path without compression suffix's effect: its format extension ("jsonl", "csv",

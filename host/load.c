@@ -633,6 +633,19 @@ static void release_checked(checked *c)
     free(c->vec);
 }
 
+/* Once the rows' strings (the table's and this input's not yet adopted) pass opts.spill_from, the
+ * table keeps what comes after in spill files (la_table_spill_to): inputs whose size was not known
+ * before they were read (compressed, standard input) are held in memory no further. */
+static la_status maybe_spill(pending *p)
+{
+    la_table *t = p->L->table;
+    size_t from = p->L->opts.spill_from;
+    if (!from || la_table_spill(t) || la_table_text_bytes(t) + p->arena.bytes <= from) return LA_OK;
+    LA_TRY(la_table_spill_to(t, NULL));
+    p->arena.spill = la_table_spill(t);
+    return LA_OK;
+}
+
 /* The record at `line` into the table or the rejects, in input order: here what depends on the
  * records before it is settled. */
 static la_status commit_record(pending *p, checked *c, uint32_t line)
@@ -640,6 +653,7 @@ static la_status commit_record(pending *p, checked *c, uint32_t line)
     la_loader *L = p->L;
     la_table *t = L->table;
     const la_load_opts *o = &L->opts;
+    LA_TRY(maybe_spill(p));
     L->files[p->file].rows_read++;
     c->row.line = line;
     uint32_t part = LA_NO_PART;
@@ -820,8 +834,8 @@ static void note_stored(la_file_info *fi, const la_input *in)
     for (int i = 0; i < 32; i++) snprintf(fi->blake2b_hex + 2 * i, 3, "%02x", in->blake2b[i]);
 }
 
-/* Bytes of a plain JSONL file read per block: a million-row input is never held whole, only its
- * rows. LEAKAUDIT_READ_BLOCK=N sets another size (at least 64; 0 reads every file whole), for the
+/* Bytes of a JSONL file (plain, or after decompression) read per block: a million-row input is
+ * never held whole, only its rows. LEAKAUDIT_READ_BLOCK=N sets another size (at least 64; 0 reads every file whole), for the
  * tests that cut small files into many blocks. */
 #define LOAD_BLOCK_BYTES ((size_t)32 << 20)
 
@@ -835,7 +849,7 @@ static size_t load_block_bytes(void)
     return v < 64 ? 64 : v > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)v;
 }
 
-/* A plain JSONL file (not compressed, not standard input) read and parsed a block at a time, when
+/* A JSONL file (plain or gzip/zstd; not standard input) read and parsed a block at a time, when
  * its first block settles the probe for ids (a record with the id field, or the whole file): then
  * *done = 1 and the file is loaded; else *done = 0 and nothing has changed (la_load_file_as reads it
  * whole). The records, rejects, lines, fingerprint and failures are those of the whole-file path. */
@@ -849,8 +863,9 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     LA_TRY(la_input_blocks_open(path, &L->opts.limits, &b, &ok));
     if (!ok) return LA_OK;
     la_input info;
-    /* a small file takes a buffer of its size, one byte more to see its end in one read */
-    size_t first_len = b.size < block ? (size_t)b.size + 1 : block;
+    /* a small plain file takes a buffer of its size, one byte more to see its end in one read */
+    int plain = !strcmp(b.compression, "none");
+    size_t first_len = plain && b.size < block ? (size_t)b.size + 1 : block;
     char *buf = malloc(first_len + 1);
     size_t got = 0;
     la_status st = buf ? la_input_blocks_read(&b, buf, first_len, &got)
@@ -891,7 +906,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         fi->ids_generated = p.ids_generated = probe.ids_generated;
         la_record_pipe pipe = checked_pipe;
         pipe.origin = &p.origin;
-        p.by_place = 1;
+        p.by_place = plain; /* a compressed file's rows keep their records: the manifests cannot seek in it */
         st = la_jsonl_each_read(buf, got, first_len + 1, la_input_blocks_read, &b, path, &L->opts.limits,
                                 L->opts.threads, &pipe, &p);
     } else {

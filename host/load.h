@@ -33,6 +33,9 @@ typedef struct la_load_opts {
     size_t nknown;
     const struct la_arrow_input *arrow;         /* inputs in memory (arrow.h): a path that is one of */
     size_t narrow;                              /* their path pointers is read from memory */
+    size_t spill_from;                          /* once the rows' strings pass this many bytes, the
+                                                 * table keeps them in spill files from then on
+                                                 * (la_table_spill_to); 0: never */
 } la_load_opts;
 
 void la_load_opts_default(la_load_opts *o);

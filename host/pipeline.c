@@ -272,6 +272,8 @@ static la_status load_stage(const la_audit_job *j, la_audit_state *st, double by
     const char *force = getenv("LEAKAUDIT_SPILL");
     int spill = force && !strcmp(force, "1") ? 1 : force && !strcmp(force, "0") ? 0 : bytes > (double)spill_from;
     if (spill) LA_TRY(la_table_spill_to(st->table, NULL));
+    /* files whose size says too little (compressed, standard input) spill once read that far */
+    ((la_cli *)c)->load.spill_from = force && !strcmp(force, "0") ? 0 : spill_from;
     LA_TRY(la_cli_load((la_cli *)c, st->table, &st->loader));
     if (la_table_find_part(st->table, c->heldout, &st->heldout) != LA_OK) {
         char list[512] = "";

@@ -22,6 +22,7 @@ typedef struct la_arena {
     la_arena_block *head; /* the block being filled; the others behind it */
     size_t block;         /* bytes of a new block; 0: 1 MiB */
     la_spill *spill;      /* NULL: blocks from malloc */
+    size_t bytes;         /* bytes of the blocks it holds */
 } la_arena;
 
 /* Copy n bytes of s into the arena, NUL-terminated; *out points at the copy, which lives until
@@ -48,6 +49,9 @@ la_spill *la_table_spill(const la_table *t);
 /* An empty arena (blocks of `block` bytes, 0: 1 MiB) whose blocks come from where the table keeps
  * its strings, for a worker to fill and la_table_adopt to hand over. */
 void la_table_arena(const la_table *t, la_arena *a, size_t block);
+
+/* Bytes of the blocks that hold the table's strings (those adopted included). */
+size_t la_table_text_bytes(const la_table *t);
 
 /* Move every block of `from` to the table, which frees them with itself; `from` is left empty and
  * the pointers into it stay valid as long as the table. Not thread-safe with other calls on t. */

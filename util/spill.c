@@ -93,7 +93,7 @@ la_status la_spill_open(const char *dir, la_spill **out)
     unlink(path);
     (void)fcntl(s->fd, F_SETFD, FD_CLOEXEC);
     /* addresses only: no memory and no swap are committed for a PROT_NONE range */
-    for (size_t want = (size_t)1 << 40; want >= (size_t)1 << 32 && !s->base; want /= 4) {
+    for (size_t want = (size_t)1 << 40; want >= (size_t)1 << 26 && !s->base; want /= 2) {
         void *p = mmap(NULL, want, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p != MAP_FAILED) s->base = p, s->reserved = want;
     }
@@ -120,7 +120,7 @@ la_status la_spill_alloc(la_spill *s, size_t n, void **out)
     la_status st = LA_OK;
     size_t at = s->used;
     if (len > s->reserved - at) {
-        st = la_error(LA_ENOMEM, "%s: the spilled row text passed %zu GiB", s->dir, s->reserved >> 30);
+        st = la_error(LA_ENOMEM, "%s: the spilled row text passed %zu MiB, all the addresses this process could reserve", s->dir, s->reserved >> 20);
     } else {
         int rc = posix_fallocate(s->fd, (off_t)at, (off_t)len);
         if (rc != 0) {

@@ -101,6 +101,7 @@ la_status la_arena_alloc(la_arena *a, size_t n, char **out)
         nb->next = b;
         nb->used = 0;
         nb->cap = cap;
+        a->bytes += cap;
         a->head = b = nb;
     }
     char *p = b->data + b->used;
@@ -127,6 +128,7 @@ void la_arena_free(la_arena *a)
         if (!b->spilled) free(b);
     }
     a->head = NULL;
+    a->bytes = 0;
 }
 
 void la_table_adopt(la_table *t, la_arena *from)
@@ -143,7 +145,9 @@ void la_table_adopt(la_table *t, la_arena *from)
     } else {
         t->arena.head = first;
     }
+    t->arena.bytes += from->bytes;
     from->head = NULL;
+    from->bytes = 0;
 }
 
 /* Grow the array *v of *cap elements of `size` bytes to `want` elements, in `store` (where it
@@ -201,8 +205,10 @@ la_spill *la_table_spill(const la_table *t) { return t->spill; }
 
 void la_table_arena(const la_table *t, la_arena *a, size_t block)
 {
-    *a = (la_arena){NULL, block, t->spill};
+    *a = (la_arena){NULL, block, t->spill, 0};
 }
+
+size_t la_table_text_bytes(const la_table *t) { return t->arena.bytes; }
 
 la_status la_table_strdup(la_table *t, const char *s, size_t n, const char **out)
 {

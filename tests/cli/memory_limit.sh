@@ -5,7 +5,8 @@
 # per-stage call counts), and so does the search over every vector at once (FAISS, where the build
 # has it); the links across batches are found, ties between copies in different batches go to the
 # lower row; shards under the small limit merge to the same files; rows whose text is kept in a
-# spill file give the same files; bad values are refused.
+# spill file (from the start, or from when compressed inputs have been read that far) give the
+# same files; bad values are refused.
 source "$(dirname "$0")/lib.bash"
 
 # 6,300 rows: 300 held out, 6,000 seen in two partitions (the stream holds 2,048 seen rows at the
@@ -120,6 +121,20 @@ expect_rc 1 "text spilled"
 expect_has err.txt "in a spill file in"
 same_outputs whole spilled
 [ -z "$(ls "${TMPDIR:-/var/tmp}" | grep leakaudit-spill)" ] || fail "the spill file should be gone (it is unlinked at once)"
+
+check "compressed inputs, whose size says too little, spill once their rows pass a sixteenth of the limit"
+gzip -k -f dev.jsonl train.jsonl
+Z=(--part dev=dev.jsonl.gz --part train=train.jsonl.gz --test test.jsonl --embed lexical --threads 2 --memory-limit 16M)
+[ "$(cat dev.jsonl.gz train.jsonl.gz test.jsonl | wc -c)" -lt 1048576 ] || fail "the inputs should be under 1 MiB as stored"
+la audit "${Z[@]}" --progress always --out zspilled
+expect_rc 1 "compressed, spilled as read"
+expect_has err.txt "in a spill file in"
+LEAKAUDIT_SPILL=0 la audit "${Z[@]}" --progress always --out zmemory
+expect_rc 1 "compressed, in memory"
+expect_lacks err.txt "in a spill file in"
+same_outputs zmemory zspilled
+expect_same small/pairs.jsonl zspilled/pairs.jsonl
+expect_same small/dev.jsonl zspilled/dev.jsonl
 
 check "a spill directory that cannot hold the file is an error naming it, and nothing is written"
 LEAKAUDIT_SPILL=1 TMPDIR="$PWD/no/such/dir" la audit "${A[@]}" --out nospill

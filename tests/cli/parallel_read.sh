@@ -3,9 +3,10 @@
 # byte-identical outputs at --threads 1, 2 and 8 (report.json less its timings), with rejects,
 # duplicate ids, generated ids and embeddings whose checks depend on the rows before them; and a
 # bad line deep in a file, or a --max-rows overrun, gives the same message at every thread count.
-# The same for a plain file read a block at a time (LEAKAUDIT_READ_BLOCK: blocks of 4,000 and 1,000
+# The same for a file read a block at a time (LEAKAUDIT_READ_BLOCK: blocks of 4,000 and 1,000
 # bytes, so that lines straddle blocks and a line of 2 KB is longer than one) against every file
-# read whole (LEAKAUDIT_READ_BLOCK=0).
+# read whole (LEAKAUDIT_READ_BLOCK=0), plain, gzip (two members) and zstd (two frames), and a
+# truncated compressed file failing with the same message either way.
 source "$(dirname "$0")/lib.bash"
 
 python3 - <<'PY'
@@ -146,6 +147,50 @@ for blk in 0 4000 70; do
     [ "$blk" = 0 ] || same_outputs bom0 "bom$blk"
 done
 expect_has bom0/dev.jsonl 'and the last line has no newline'
+
+check "gzip and zstd read a block at a time as they decompress, or whole: the same files, the same failures"
+# two gzip members and two zstd frames, the second starting inside a line
+python3 - <<'PY'
+import gzip
+data = open("dev.jsonl", "rb").read()
+cut = len(data) // 2 + 17
+open("dev.jsonl.gz", "wb").write(gzip.compress(data[:cut]) + gzip.compress(data[cut:]))
+open("cut.gz", "wb").write(gzip.compress(data)[:-4000])
+PY
+have_zstd=0
+if command -v zstd >/dev/null; then
+    have_zstd=1
+    head -c 300017 dev.jsonl | zstd -q -f -o part1.zst
+    tail -c +300018 dev.jsonl | zstd -q -f -o part2.zst
+    cat part1.zst part2.zst >dev.jsonl.zst
+    head -c -3000 dev.jsonl.zst >cut.zst
+fi
+for z in gz zst; do
+    [ "$z" = gz ] || [ "$have_zstd" = 1 ] || continue
+    for blk in 0 4000 1000; do
+        LEAKAUDIT_READ_BLOCK=$blk la audit --dev dev.jsonl.$z --test test.jsonl --on-invalid reject --embed none \
+            --max-row-bytes 1500 --threads 2 --out "$z$blk"
+        expect_rc 1
+        [ "$blk" = 0 ] || same_outputs "${z}0" "$z$blk"
+        LEAKAUDIT_READ_BLOCK=$blk la audit --dev dev.jsonl.$z --test test.jsonl --embed none --max-rows 4321 --out "${z}max$blk"
+        expect_rc 2
+        mv err.txt "${z}max$blk.txt"
+        cp "cut.$z" "cut$blk.jsonl.$z"
+        LEAKAUDIT_READ_BLOCK=$blk la audit --dev "cut$blk.jsonl.$z" --test test.jsonl --on-invalid reject --embed none \
+            --max-row-bytes 1500 --out "${z}cut$blk"
+        expect_rc 2
+        [ ! -e "${z}cut$blk" ] || fail "--out written for a truncated .$z file"
+        sed "s/cut$blk/cut/" err.txt >"${z}cut$blk.txt"
+    done
+    expect_has "${z}max0.txt" 'dev.jsonl.'"$z"':4326: record: more than 4321 rows in one input'
+    expect_same "${z}max0.txt" "${z}max1000.txt"
+    expect_same "${z}cut0.txt" "${z}cut4000.txt"
+    expect_same "${z}cut0.txt" "${z}cut1000.txt"
+    cmp -s blk0/pairs.jsonl "${z}0/pairs.jsonl" || fail "the .$z file's pairs are not the plain file's"
+    expect_same blk0/dev.jsonl "${z}0/dev.jsonl"
+done
+expect_has gzcut0.txt 'cut.jsonl.gz: corrupt or truncated gzip data'
+[ "$have_zstd" = 0 ] || expect_has zstcut0.txt 'cut.jsonl.zst: truncated zstd data'
 
 check "embedding checks that depend on the rows before them come out the same at 1, 2 and 8 threads"
 for t in 1 2 8; do
