@@ -7,7 +7,7 @@ set -euo pipefail
 build=${1:?usage: scripts/fuzz.sh BUILD [SECONDS]}
 seconds=${2:-60}
 src=$(cd "$(dirname "$0")/.." && pwd)
-targets=(records date npy safetensors e5s1 csv cli writers shard)
+targets=(records date npy safetensors e5s1 csv cli writers shard blocks)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$build/fuzz-artifacts"
