@@ -213,22 +213,22 @@ static la_status unzstd(const char *path, const la_limits *lim, const char *src,
 /* "gzip" or "zstd" when the stored bytes start with that format's magic number, else NULL. */
 static const char *compressed_as(const unsigned char *u, size_t n)
 {
+    return la_input_compression_of((const char *)u, n);
+}
+
+const char *la_input_compression_of(const char *data, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)data;
     if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) return "gzip";
     if (n >= 4 && u[0] == 0x28 && u[1] == 0xB5 && u[2] == 0x2F && u[3] == 0xFD) return "zstd";
     return NULL;
 }
 
-la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
+/* The input whose bytes as stored are raw[0 .. n) (taken over), decompressed when they are gzip or
+ * zstd; the fingerprint is set by the caller. */
+static la_status from_stored(const char *path, const la_limits *lim, char *raw, size_t n, la_input *out)
 {
-    memset(out, 0, sizeof *out);
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) return la_error(LA_EIO, "%s: cannot open: %s", path, strerror(errno));
-    char *raw = NULL;
-    size_t n = 0;
-    la_status s = slurp(f, strcmp(path, "-") == 0 ? "<stdin>" : path, lim, &raw, &n);
-    if (f != stdin) fclose(f);
-    if (s != LA_OK) return s;
-    crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
+    la_status s;
     out->stored_len = n;
     const char *kind = compressed_as((const unsigned char *)raw, n);
     if (kind && strcmp(kind, "gzip") == 0) {
@@ -247,6 +247,20 @@ la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
     out->data = raw;
     out->len = n;
     return LA_OK;
+}
+
+la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return la_error(LA_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char *raw = NULL;
+    size_t n = 0;
+    la_status s = slurp(f, strcmp(path, "-") == 0 ? "<stdin>" : path, lim, &raw, &n);
+    if (f != stdin) fclose(f);
+    if (s != LA_OK) return s;
+    crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
+    return from_stored(path, lim, raw, n, out);
 }
 
 void la_input_free(la_input *in)
@@ -283,7 +297,18 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
 {
     memset(b, 0, sizeof *b);
     *ok = 0;
-    if (strcmp(path, "-") == 0) return LA_OK;
+    if (strcmp(path, "-") == 0) {
+        /* nothing can be peeked at: read as plain; la_input_blocks_rest takes over otherwise */
+        b->f = stdin;
+        b->is_stdin = 1;
+        b->path = "<stdin>";
+        b->lim = lim;
+        b->compression = "none";
+        b->limit = byte_limit(lim, 0, 0);
+        crypto_generichash_init(&b->h, NULL, 0, 32);
+        *ok = 1;
+        return LA_OK;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) return LA_OK; /* the whole-file reader says why */
     struct stat st;
@@ -423,11 +448,41 @@ la_status la_input_blocks_read(void *ctx, char *dst, size_t cap, size_t *got)
     return LA_OK;
 }
 
+la_status la_input_blocks_rest(la_input_blocks *b, char *head, size_t n, la_input *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = n + 1, len = n;
+    la_status st = LA_OK;
+    for (;;) {
+        if (len > b->limit) {
+            st = over_limit(b->path, b->lim, len, 0);
+            break;
+        }
+        if (grow(&head, &cap, len, b->limit) != 0) {
+            st = la_error(LA_ENOMEM, "%s: out of memory reading the file", b->path);
+            break;
+        }
+        size_t got = 0;
+        st = read_stored(b, head + len, cap - len - 1, &got);
+        if (st != LA_OK || got == 0) break;
+        len += got;
+    }
+    la_input info;
+    la_input_blocks_close(b, &info);
+    if (st != LA_OK) {
+        free(head);
+        return st;
+    }
+    head[len] = '\0';
+    memcpy(out->blake2b, info.blake2b, sizeof out->blake2b);
+    return from_stored("-", b->lim, head, len, out);
+}
+
 void la_input_blocks_close(la_input_blocks *b, la_input *info)
 {
     memset(info, 0, sizeof *info);
     if (!b->f) return;
-    fclose(b->f);
+    if (!b->is_stdin) fclose(b->f);
     b->f = NULL;
     if (b->z && !strcmp(b->compression, "gzip")) {
         inflateEnd(b->z);

@@ -59,17 +59,26 @@ typedef struct la_input_blocks {
     int in_eof;              /* the file has no more bytes */
     int done;                /* the compressed stream has ended */
     size_t zlast;            /* zstd: what the last call said is left of its frame (0: frame end) */
+    int is_stdin;            /* standard input: read as plain, its size unknown */
 } la_input_blocks;
 
-/* Open path for block reads: *ok = 1 when it is a regular, non-empty file (close it with
+/* Open path for block reads: *ok = 1 when it is a regular, non-empty file or standard input ("-",
+ * read as plain whatever it holds: see la_input_blocks_rest) (close it with
  * la_input_blocks_close), else *ok = 0 and nothing is open (read it whole: la_input_read says why a
  * path cannot be opened). A plain file over --max-input-bytes is LA_EINPUT with la_input_read's
  * message, before anything is read; compressed data, once it decompresses past the limits. */
 la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_blocks *b /* OUT */, int *ok /* OUT */);
 /* Up to cap more bytes into dst; *got = 0 at the end of the file. */
 la_status la_input_blocks_read(void *b, char *dst, size_t cap, size_t *got /* OUT */);
+/* Standard input that cannot be read a block at a time after all (compressed, or not JSONL): the
+ * input whole, as la_input_read gives it, from the n bytes read so far (head, taken over whatever
+ * happens) and the rest. Closes b. */
+la_status la_input_blocks_rest(la_input_blocks *b, char *head, size_t n, la_input *out /* OUT */);
 /* Close the file; info gets the fingerprint, the bytes stored and the compression (data NULL). */
 void la_input_blocks_close(la_input_blocks *b, la_input *info /* OUT */);
+
+/* "gzip" or "zstd" when data[0 .. n) starts with that format's magic number, else NULL. */
+const char *la_input_compression_of(const char *data, size_t n);
 
 /* The name of a path without compression suffix's effect: its format extension ("jsonl", "csv",
  * "tsv", ...) after dropping .gz/.zst; "" when none. Written into ext (at least 16 bytes). */

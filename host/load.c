@@ -849,10 +849,13 @@ static size_t load_block_bytes(void)
     return v < 64 ? 64 : v > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)v;
 }
 
-/* A JSONL file (plain or gzip/zstd; not standard input) read and parsed a block at a time, when
+/* A JSONL file (plain or gzip/zstd, or plain standard input) read and parsed a block at a time, when
  * its first block settles the probe for ids (a record with the id field, or the whole file): then
  * *done = 1 and the file is loaded; else *done = 0 and nothing has changed (la_load_file_as reads it
- * whole). The records, rejects, lines, fingerprint and failures are those of the whole-file path. */
+ * whole), but for standard input, which cannot be read again: it is then read whole here, from what
+ * was read. The records, rejects, lines, fingerprint and failures are those of the whole-file path. */
+static la_status load_whole(la_loader *L, const char *path, const char *part, const char *id_name, la_input in);
+
 static la_status load_blocks(la_loader *L, const char *path, const char *part, const char *id_name, int *done)
 {
     *done = 0;
@@ -865,7 +868,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     la_input info;
     /* a small plain file takes a buffer of its size, one byte more to see its end in one read */
     int plain = !strcmp(b.compression, "none");
-    size_t first_len = plain && b.size < block ? (size_t)b.size + 1 : block;
+    size_t first_len = plain && !b.is_stdin && b.size < block ? (size_t)b.size + 1 : block;
     char *buf = malloc(first_len + 1);
     size_t got = 0;
     la_status st = buf ? la_input_blocks_read(&b, buf, first_len, &got)
@@ -883,9 +886,18 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     if (!eof)
         while (first.len > 0 && buf[first.len - 1] != '\n') first.len--;
     pending probe = {.L = L, .ids_generated = 1};
-    if (fmt == LA_FMT_JSONL)
+    int packed = b.is_stdin && la_input_compression_of(buf, got);
+    if (fmt == LA_FMT_JSONL && !packed)
         st = la_records_each_until(&first, path, fmt, &L->opts.limits, probe_id, &probe, &probe.have_id);
-    if (fmt != LA_FMT_JSONL || st != LA_OK || (!probe.have_id && !eof)) {
+    if (fmt != LA_FMT_JSONL || packed || st != LA_OK || (!probe.have_id && !eof)) {
+        if (b.is_stdin) {
+            /* what was read cannot be read again: the rest joins it, and the input is read whole */
+            la_error_clear();
+            la_input in;
+            *done = 1;
+            LA_TRY(la_input_blocks_rest(&b, buf, got, &in));
+            return load_whole(L, path, part, id_name, in);
+        }
         free(buf);
         la_input_blocks_close(&b, &info);
         return LA_OK;
@@ -906,7 +918,9 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         fi->ids_generated = p.ids_generated = probe.ids_generated;
         la_record_pipe pipe = checked_pipe;
         pipe.origin = &p.origin;
-        p.by_place = plain; /* a compressed file's rows keep their records: the manifests cannot seek in it */
+        /* the rows of a compressed file or of standard input keep their records: the manifests
+         * cannot seek in them */
+        p.by_place = plain && !b.is_stdin;
         st = la_jsonl_each_read(buf, got, first_len + 1, la_input_blocks_read, &b, path, &L->opts.limits,
                                 L->opts.threads, &pipe, &p);
     } else {
@@ -918,15 +932,9 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     return st;
 }
 
-la_status la_load_file_as(la_loader *L, const char *path, const char *part, const char *id_name)
+/* An input read whole (taken over, freed here): probed for ids, then validated. */
+static la_status load_whole(la_loader *L, const char *path, const char *part, const char *id_name, la_input in)
 {
-    for (size_t k = 0; k < L->opts.narrow; k++)
-        if (L->opts.arrow[k].path == path) return load_arrow(L, &L->opts.arrow[k], part);
-    int done;
-    LA_TRY(load_blocks(L, path, part, id_name, &done));
-    if (done) return LA_OK;
-    la_input in;
-    LA_TRY(la_input_read(path, &L->opts.limits, &in));
     uint32_t fidx;
     la_file_info *fi = NULL;
     la_status st = add_file(L, path, &fidx, &fi);
@@ -950,6 +958,18 @@ la_status la_load_file_as(la_loader *L, const char *path, const char *part, cons
     end(&p);
     la_input_free(&in);
     return st;
+}
+
+la_status la_load_file_as(la_loader *L, const char *path, const char *part, const char *id_name)
+{
+    for (size_t k = 0; k < L->opts.narrow; k++)
+        if (L->opts.arrow[k].path == path) return load_arrow(L, &L->opts.arrow[k], part);
+    int done;
+    LA_TRY(load_blocks(L, path, part, id_name, &done));
+    if (done) return LA_OK;
+    la_input in;
+    LA_TRY(la_input_read(path, &L->opts.limits, &in));
+    return load_whole(L, path, part, id_name, in);
 }
 
 char *la_reject_message(const la_loader *L, const la_reject *r, size_t k)

@@ -6,7 +6,8 @@
 # The same for a file read a block at a time (LEAKAUDIT_READ_BLOCK: blocks of 4,000 and 1,000
 # bytes, so that lines straddle blocks and a line of 2 KB is longer than one) against every file
 # read whole (LEAKAUDIT_READ_BLOCK=0), plain, gzip (two members) and zstd (two frames), and a
-# truncated compressed file failing with the same message either way.
+# truncated compressed file failing with the same message either way; and standard input, read a
+# block at a time or, when the first block says it must be (compressed, no ids), whole.
 source "$(dirname "$0")/lib.bash"
 
 python3 - <<'PY'
@@ -191,6 +192,31 @@ for z in gz zst; do
 done
 expect_has gzcut0.txt 'cut.jsonl.gz: corrupt or truncated gzip data'
 [ "$have_zstd" = 0 ] || expect_has zstcut0.txt 'cut.jsonl.zst: truncated zstd data'
+
+check "standard input read a block at a time, or whole when it must be (no ids in the first block, compressed)"
+for blk in 0 4000 1000; do
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev - --test test.jsonl --on-invalid reject --embed none --max-row-bytes 1500 \
+        --threads 2 --out "in$blk" <dev.jsonl
+    expect_rc 1
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev - --test test.jsonl --on-invalid reject --embed none --max-row-bytes 1500 \
+        --threads 2 --out "inx$blk" <extra.jsonl
+    expect_rc 0
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev - --test test.jsonl --on-invalid reject --embed none --max-row-bytes 1500 \
+        --threads 2 --out "ingz$blk" <dev.jsonl.gz
+    expect_rc 1
+    LEAKAUDIT_READ_BLOCK=$blk la audit --dev - --test test.jsonl --embed none --max-rows 4321 --out "inmax$blk" <dev.jsonl
+    expect_rc 2
+    mv err.txt "inmax$blk.txt"
+    [ "$blk" = 0 ] && continue
+    same_outputs in0 "in$blk"
+    same_outputs inx0 "inx$blk"
+    same_outputs ingz0 "ingz$blk"
+    expect_same inmax0.txt "inmax$blk.txt"
+done
+expect_has inmax0.txt '-:4326: record: more than 4321 rows in one input'
+expect_same blk0/pairs.jsonl in0/pairs.jsonl
+expect_same blk0/dev.jsonl in0/dev.jsonl
+expect_same in0/pairs.jsonl ingz0/pairs.jsonl
 
 check "embedding checks that depend on the rows before them come out the same at 1, 2 and 8 threads"
 for t in 1 2 8; do
