@@ -1,15 +1,17 @@
 /*
- * la_spill.h - memory backed by a file on disk, for the row table's strings when the input is large.
+ * la_spill.h - memory backed by a file on disk, for the row table (its rows, their places and
+ * strings) when the input is large.
  *
  * A spill store is an unlinked temporary file mapped into one reserved range of addresses: blocks
  * handed out stay at the same address for the life of the store, so rows point into them as into
  * memory, and every reader works unchanged. The pages are the file's: the kernel writes them back
  * and may drop them, so they are not the process's memory. A thread of the store looks every 20 ms
- * at how many file pages the process has mapped and, past 64 MiB, unmaps the store's (madvise
- * MADV_DONTNEED: the data stays in the file and the page cache, the next read maps it again), so
- * the resident set holds little more than that of the text however much is stored.
- * Not for: data that changes after it is written by one thread and read by another without a
- * barrier (blocks are filled once, then read).
+ * at how many file pages the process has mapped and, 64 MiB past what it maps besides the store
+ * (its code and libraries), unmaps the store's (madvise MADV_DONTNEED: the data stays in the file
+ * and the page cache, the next read maps it again), so the resident set holds little of the store
+ * however much it holds.
+ * Not for: data written by one thread and read by another without a barrier between them (a join
+ * of the workers is one).
  */
 #ifndef LA_SPILL_H
 #define LA_SPILL_H

@@ -44,11 +44,14 @@ static size_t mapped_file_bytes(size_t page)
 }
 
 /* Every CHECK_MS, unmap the store's pages once more than MAPPED_MAX of them are mapped, until told
- * to stop. Reading a released page maps it again from the page cache (or the file); a page being
- * written keeps its bytes (they are the file's). */
+ * to stop. What else the process maps from files (its code, its libraries) is the floor: what is
+ * left right after a release, or less when less is seen. Reading a released page maps it again
+ * from the page cache (or the file); a page being written keeps its bytes (they are the file's). */
 static void *release_loop(void *arg)
 {
     la_spill *s = arg;
+    size_t floor = mapped_file_bytes(s->page);
+    unsigned blind = 0;
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
         struct timespec until;
@@ -59,7 +62,13 @@ static void *release_loop(void *arg)
         size_t used = s->used;
         if (s->stop || !used) continue;
         pthread_mutex_unlock(&s->lock);
-        if (mapped_file_bytes(s->page) > MAPPED_MAX) madvise(s->base, used, MADV_DONTNEED);
+        size_t now = mapped_file_bytes(s->page);
+        if (now < floor) floor = now;
+        /* without /proc, every tenth look */
+        if (now == SIZE_MAX ? ++blind % 10 == 0 : now - floor > MAPPED_MAX) {
+            madvise(s->base, used, MADV_DONTNEED);
+            floor = mapped_file_bytes(s->page);
+        }
         pthread_mutex_lock(&s->lock);
     }
     pthread_mutex_unlock(&s->lock);
