@@ -24,13 +24,7 @@ for n in "${sizes[@]}"; do
     corpus="$dir/c$n"
     if [ ! -s "$corpus/dev.jsonl" ]; then
         mkdir -p "$corpus"
-        "$build/bench/near/near_bench" --dev "$n" --test 20000 --write "$corpus" >/dev/null &
-        gen=$!
-        # the generator benchmarks the corpus after writing it: stop it once the files are complete
-        while kill -0 "$gen" 2>/dev/null && [ ! -s "$corpus/truth.jsonl" ]; do sleep 1; done
-        sleep 2
-        kill "$gen" 2>/dev/null || true
-        wait "$gen" 2>/dev/null || true
+        "$build/bench/near/near_bench" --dev "$n" --test 20000 --write "$corpus" --write-only >/dev/null
     fi
     for mode in $modes; do
         spill=1

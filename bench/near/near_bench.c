@@ -1,14 +1,14 @@
 /*
  * near_bench.c - ground-truth benchmark of the near-copy tier on the seeded generator (gen.h).
  *
- *   near_bench [--dev N] [--test M] [--seed S] [--write DIR] [--sigs] [near options]
+ *   near_bench [--dev N] [--test M] [--seed S] [--write DIR [--write-only]] [--sigs] [near options]
  *
  * Prints recall per edit rate (short questions and long documents apart) and for the containment
  * cases, precision over every reported pair, and throughput (rows/s and MB/s of text) of the whole
  * la_near_find call. --sigs also times MinHash signatures alone on one thread (the figures compared
  * with the Python peers, bench/peers): from raw text (shingling included), from prepared 64-bit
  * shingle hashes, and from the peers' prepared shingle strings; best of 5 each. --write DIR writes the
- * corpus and its truth as JSONL.
+ * corpus and its truth as JSONL; --write-only then stops, for scripts that want only the files.
  */
 #include "bench_util.h"
 #include "gen.h"
@@ -169,7 +169,7 @@ int main(int argc, char **argv)
     size_t ndev = 10000, ntest = 1000;
     uint64_t seed = 42;
     const char *write_dir = NULL;
-    int sigs = 0, truth_stats = 0;
+    int sigs = 0, truth_stats = 0, write_only = 0;
     la_near_params p;
     la_near_params_default(&p);
     for (int i = 1; i < argc; i++) {
@@ -178,6 +178,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--test") && i + 1 < argc) ntest = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--write") && i + 1 < argc) write_dir = argv[++i];
+        else if (!strcmp(argv[i], "--write-only")) write_only = 1;
         else if (!strcmp(argv[i], "--sigs")) sigs = 1;
         else if (!strcmp(argv[i], "--truth-stats")) truth_stats = 1;
         else {
@@ -194,6 +195,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "near_bench: cannot write to %s\n", write_dir);
         return 2;
     }
+    if (write_only) return write_dir ? 0 : 2;
 
     la_table *t;
     uint32_t pdev, ptest;
