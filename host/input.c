@@ -210,12 +210,6 @@ static la_status unzstd(const char *path, const la_limits *lim, const char *src,
     return LA_OK;
 }
 
-/* "gzip" or "zstd" when the stored bytes start with that format's magic number, else NULL. */
-static const char *compressed_as(const unsigned char *u, size_t n)
-{
-    return la_input_compression_of((const char *)u, n);
-}
-
 const char *la_input_compression_of(const char *data, size_t n)
 {
     const unsigned char *u = (const unsigned char *)data;
@@ -230,7 +224,7 @@ static la_status from_stored(const char *path, const la_limits *lim, char *raw, 
 {
     la_status s;
     out->stored_len = n;
-    const char *kind = compressed_as((const unsigned char *)raw, n);
+    const char *kind = la_input_compression_of(raw, n);
     if (kind && strcmp(kind, "gzip") == 0) {
         out->compression = kind;
         s = gunzip(path, lim, raw, n, &out->data, &out->len);
@@ -293,6 +287,20 @@ void la_input_format_ext(const char *path, char ext[16])
     }
 }
 
+/* Free the block reader's decoder and its input buffer (none for plain data). */
+static void free_decoder(la_input_blocks *b)
+{
+    if (b->z && !strcmp(b->compression, "gzip")) {
+        inflateEnd(b->z);
+        free(b->z);
+    } else if (b->z) {
+        ZSTD_freeDStream(b->z);
+    }
+    b->z = NULL;
+    free(b->in);
+    b->in = NULL;
+}
+
 la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_blocks *b, int *ok)
 {
     memset(b, 0, sizeof *b);
@@ -318,7 +326,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
         fclose(f);
         return LA_OK;
     }
-    const char *kind = compressed_as(magic, nm);
+    const char *kind = la_input_compression_of((const char *)magic, nm);
     b->compression = kind ? kind : "none";
     b->limit = byte_limit(lim, kind ? (size_t)st.st_size : 0, kind != NULL);
     if (!kind && (uint64_t)st.st_size > b->limit) {
@@ -339,9 +347,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
             b->zlast = 1;
         }
         if (!b->in || !b->z) {
-            free(b->in);
-            if (b->z && !strcmp(kind, "gzip")) free(b->z);
-            else if (b->z) ZSTD_freeDStream(b->z);
+            free_decoder(b);
             fclose(f);
             return la_error(LA_ENOMEM, "%s: cannot start the %s decoder", path, kind);
         }
@@ -401,14 +407,19 @@ static la_status decode_some(la_input_blocks *b, char *dst, size_t cap, size_t *
         b->at += avail - z->avail_in;
         if (rc == Z_STREAM_END) {
             /* concatenated gzip members: another one starts where this one ends, if anything is left */
-            if (refill(b) != LA_OK) return LA_EIO;
+            LA_TRY(refill(b));
             if (b->at == b->len && b->in_eof) b->done = 1;
             else inflateReset(z);
             return LA_OK;
         }
-        if (rc == Z_BUF_ERROR && b->at == b->len && b->in_eof)
+        /* no progress with the file at its end is a member cut short */
+        int stuck = rc == Z_BUF_ERROR && b->at == b->len && b->in_eof;
+        if ((rc != Z_OK && rc != Z_BUF_ERROR) || stuck)
             return la_error(LA_EINPUT, "%s: corrupt or truncated gzip data", b->path);
-        if (rc != Z_OK && rc != Z_BUF_ERROR) return la_error(LA_EINPUT, "%s: corrupt or truncated gzip data", b->path);
+        return LA_OK;
+    }
+    if (b->at == b->len && b->in_eof && b->zlast == 0) {
+        b->done = 1; /* the file ended where a frame did */
         return LA_OK;
     }
     ZSTD_inBuffer in = {b->in, b->len, b->at};
@@ -434,10 +445,6 @@ la_status la_input_blocks_read(void *ctx, char *dst, size_t cap, size_t *got)
     } else {
         while (r < cap && !b->done) {
             LA_TRY(refill(b));
-            if (b->in_eof && b->at == b->len && b->zlast == 0 && !strcmp(b->compression, "zstd")) {
-                b->done = 1; /* the file ended where a frame did */
-                break;
-            }
             LA_TRY(decode_some(b, dst, cap, &r));
             if (b->n + r > b->limit) return over_limit(b->path, b->lim, (size_t)b->size, 1);
         }
@@ -484,15 +491,7 @@ void la_input_blocks_close(la_input_blocks *b, la_input *info)
     if (!b->f) return;
     if (!b->is_stdin) fclose(b->f);
     b->f = NULL;
-    if (b->z && !strcmp(b->compression, "gzip")) {
-        inflateEnd(b->z);
-        free(b->z);
-    } else if (b->z) {
-        ZSTD_freeDStream(b->z);
-    }
-    b->z = NULL;
-    free(b->in);
-    b->in = NULL;
+    free_decoder(b);
     crypto_generichash_final(&b->h, info->blake2b, sizeof info->blake2b);
     info->stored_len = b->stored;
     info->compression = b->compression;

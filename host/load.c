@@ -835,8 +835,8 @@ static void note_stored(la_file_info *fi, const la_input *in)
 }
 
 /* Bytes of a JSONL file (plain, or after decompression) read per block: a million-row input is
- * never held whole, only its rows. LEAKAUDIT_READ_BLOCK=N sets another size (at least 64; 0 reads every file whole), for the
- * tests that cut small files into many blocks. */
+ * never held whole, only its rows. LEAKAUDIT_READ_BLOCK=N sets another size (at least 64; 0 reads
+ * every file whole), for the tests that cut small files into many blocks. */
 #define LOAD_BLOCK_BYTES ((size_t)32 << 20)
 
 static size_t load_block_bytes(void)

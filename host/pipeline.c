@@ -20,7 +20,7 @@
 
 /* The most the near tier keeps of its shingle sets between phases (la_near_params.set_cache_bytes). */
 #define NEAR_SET_CACHE_MAX ((size_t)512 << 20)
-/* Inputs larger than this (or than a sixteenth of --memory-limit) keep their text in a spill file. */
+/* Inputs larger than this (or than a sixteenth of --memory-limit) keep their rows in spill files. */
 #define TEXT_SPILL_FROM ((size_t)512 << 20)
 
 enum {
@@ -260,9 +260,9 @@ static void stage_end_links(la_audit_state *st)
 }
 
 /* Read, validate and normalize; find the held-out partition. Inputs of more than a sixteenth of
- * --memory-limit and 512 MiB in all (`bytes`) keep their rows' strings in a spill file (la_spill.h),
- * so the resident set does not grow with the text of the seen side; LEAKAUDIT_SPILL=1 spills any
- * input, =0 none. */
+ * --memory-limit or 512 MiB in all (`bytes`, their size on disk) keep their rows in spill files
+ * (la_table_spill_to), so the resident set does not grow with the seen side; others, once their
+ * rows pass that size as read. LEAKAUDIT_SPILL=1 spills any input, =0 none. */
 static la_status load_stage(const la_audit_job *j, la_audit_state *st, double bytes)
 {
     const la_cli *c = &j->cli;
@@ -270,10 +270,10 @@ static la_status load_stage(const la_audit_job *j, la_audit_state *st, double by
     size_t limit = j->semantic.memory_limit ? j->semantic.memory_limit : la_memory_default();
     size_t spill_from = limit / 16 < TEXT_SPILL_FROM ? limit / 16 : TEXT_SPILL_FROM;
     const char *force = getenv("LEAKAUDIT_SPILL");
-    int spill = force && !strcmp(force, "1") ? 1 : force && !strcmp(force, "0") ? 0 : bytes > (double)spill_from;
-    if (spill) LA_TRY(la_table_spill_to(st->table, NULL));
+    int always = force && !strcmp(force, "1"), never = force && !strcmp(force, "0");
+    if (always || (!never && bytes > (double)spill_from)) LA_TRY(la_table_spill_to(st->table, NULL));
     /* files whose size says too little (compressed, standard input) spill once read that far */
-    ((la_cli *)c)->load.spill_from = force && !strcmp(force, "0") ? 0 : spill_from;
+    ((la_cli *)c)->load.spill_from = never ? 0 : spill_from;
     LA_TRY(la_cli_load((la_cli *)c, st->table, &st->loader));
     if (la_table_find_part(st->table, c->heldout, &st->heldout) != LA_OK) {
         char list[512] = "";

@@ -1,6 +1,7 @@
 /*
  * table.c - the row table: partitions, input file names, rows, an arena that owns every string, and
- * an id index for uniqueness checks. Pure data: it never reads files.
+ * an id index for uniqueness checks. Pure data: it never reads input files (with la_table_spill_to
+ * its memory is mapped from spill files, la_spill.h).
  */
 #include "la_arena.h"
 #include "la_spill.h"
