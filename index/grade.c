@@ -402,13 +402,21 @@ static int restated(const u64v *a_ctx, const u64v *b_ctx, uint64_t context, uint
 
 /* ---- document frequencies ---------------------------------------------------------------------- */
 
+/* Open addressing over the held-out rows' keys, each slot's counter beside its key (most probes
+ * find their key, and then read one cache line). One counting thread adds to those counters. With
+ * more, the table is read-only while they count, each into an array of its own, summed into the
+ * slots afterwards: common words are hit by every row, and a counter written by one thread in a
+ * line the others read (or an atomic add on it) made each thread wait on the others. */
 typedef struct df_entry {
     uint64_t key; /* 0: empty */
-    _Atomic uint32_t count;
+    uint32_t count;
 } df_entry;
 
 typedef struct df_table {
     df_entry *e;
+    uint32_t **own;          /* with two counting threads or more: own[w], thread w's counters
+                                (mask + 1 each); NULL with one */
+    int nthreads;
     size_t mask;
 } df_table;
 
@@ -458,6 +466,8 @@ typedef struct scratch {
     uint64_t *seen;          /* open-addressing set of slots hit by the current row: slot << 32 | row stamp */
     size_t seencap;
     uint32_t stamp;
+    char pad[64];            /* the next thread's scratch starts a cache line further: no line is
+                                written by two threads */
 } scratch;
 
 typedef struct grade_ctx {
@@ -568,14 +578,29 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
         }
         if (!probe_keys(w, &s->keys)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
         const uint64_t *key = s->keys.v;
+        uint32_t *own = c->df.own ? c->df.own[worker] : NULL;
         for (size_t k = 0, nk = s->keys.n; k < nk; k++) {
             /* A row's probes do not depend on each other, and most of them go to a slot of a table
              * larger than the cache: start the cache miss of a probe PROBE_AHEAD keys ahead. */
             if (k + PROBE_AHEAD < nk) LA_PREFETCH(&c->df.e[df_home(&c->df, key[k + PROBE_AHEAD])]);
             size_t at = df_find(&c->df, key[k]);
-            if (at != SIZE_MAX && first_hit(s, at)) atomic_fetch_add_explicit(&c->df.e[at].count, 1, memory_order_relaxed);
+            if (at == SIZE_MAX || !first_hit(s, at)) continue;
+            if (own) own[at]++;
+            else c->df.e[at].count++;
         }
         atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);
+    }
+    return LA_OK;
+}
+
+/* The counting threads' counts of slots [begin, end) into the slots' counters. */
+static la_status sum_counts(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    (void)worker;
+    for (int w = 0; w < c->df.nthreads; w++) {
+        const uint32_t *from = c->df.own[w];
+        for (size_t i = begin; i < end; i++) c->df.e[i].count += from[i];
     }
     return LA_OK;
 }
@@ -594,7 +619,7 @@ static int fill_weights(const grade_ctx *c, const u64v *keys, float **shared, fl
     if (!*shared || !*alone) return 0;
     for (size_t k = 0; k < keys->n; k++) {
         size_t at = df_find(&c->df, keys->v[k]);
-        double df = at == SIZE_MAX ? 1.0 : (double)atomic_load_explicit(&c->df.e[at].count, memory_order_relaxed);
+        double df = at == SIZE_MAX ? 1.0 : (double)c->df.e[at].count;
         (*shared)[k] = weight_of(c, df - 2.0);
         (*alone)[k] = weight_of(c, df - 1.0);
     }
@@ -821,9 +846,17 @@ static la_status prepare(grade_ctx *c, int nt)
         if (cap > SIZE_MAX / 4 / sizeof(df_entry)) return la_error(LA_ENOMEM, "grades: too many words to count");
         cap *= 2;
     }
-    c->df.e = calloc(cap, sizeof *c->df.e);
     c->df.mask = cap - 1;
+    c->df.e = la_calloc_n(cap, sizeof *c->df.e);
     if (!c->df.e) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    c->df.nthreads = nt;
+    if (nt > 1) {
+        if (!(c->df.own = la_calloc_n((size_t)nt, sizeof *c->df.own)))
+            return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+        for (int w = 0; w < nt; w++)
+            if (!(c->df.own[w] = la_calloc_n(cap, sizeof **c->df.own)))
+                return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    }
     for (size_t k = 0; k < c->nlinked; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
         for (size_t q = 0; q < c->sets[k].uni.n; q++) df_insert(&c->df, c->sets[k].uni.v[q]);
@@ -855,6 +888,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
      * counts; 4. the links */
     la_status s = prepare(&c, nt);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
+    if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, c.df.mask + 1, 1u << 14, sum_counts, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, weigh_sets, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, count_siblings, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, pairs->n, 64, grade_links, &c);
@@ -886,6 +920,9 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     free(c.slot);
     free(c.role);
     free(c.sc);
+    if (c.df.own)
+        for (int i = 0; i < c.df.nthreads; i++) free(c.df.own[i]);
+    free(c.df.own);
     free(c.df.e);
     return s;
 }
