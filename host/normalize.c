@@ -283,6 +283,7 @@ typedef struct norm_worker {
     char *scratch;
     size_t cap;
     char err[256];
+    char pad[64]; /* the next worker's fields start a cache line further: no line is written by two */
 } norm_worker;
 
 typedef struct norm_job {

@@ -115,6 +115,8 @@ typedef struct scratch {
     uint32_t *siga, *sigb;   /* verification: MinHash signatures of a pair's rows (K each) */
     uint64_t smp[MAX_SAMPLE]; /* fused: the sample of the row being probed */
     uint32_t sigb_row;       /* the row sigb holds, or UINT32_MAX */
+    char pad[64];            /* the next thread's scratch starts a cache line further: no line is
+                                written by two threads */
 } scratch;
 
 typedef struct near_ctx near_ctx;
