@@ -16,6 +16,14 @@
 #include <zlib.h>
 #include <zstd.h>
 
+/* libsodium picks its fastest BLAKE2b (AVX2 where the CPU has it) in sodium_init; without it the
+ * fingerprint of every input byte runs the portable code. Safe to call again, from any thread. */
+static void hash_ready(void)
+{
+    int r = sodium_init(); /* -1: it could not start, and the portable code gives the same hash */
+    (void)r;
+}
+
 /* Compressed bytes read from a file per refill of the block reader's decoder. */
 #define COMPRESSED_BLOCK ((size_t)1 << 20)
 
@@ -253,6 +261,7 @@ la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
     la_status s = slurp(f, strcmp(path, "-") == 0 ? "<stdin>" : path, lim, &raw, &n);
     if (f != stdin) fclose(f);
     if (s != LA_OK) return s;
+    hash_ready();
     crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
     return from_stored(path, lim, raw, n, out);
 }
@@ -313,6 +322,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
         b->lim = lim;
         b->compression = "none";
         b->limit = byte_limit(lim, 0, 0);
+        hash_ready();
         crypto_generichash_init(&b->h, NULL, 0, 32);
         *ok = 1;
         return LA_OK;
@@ -356,6 +366,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     b->path = path;
     b->lim = lim;
     b->size = (uint64_t)st.st_size;
+    hash_ready();
     crypto_generichash_init(&b->h, NULL, 0, 32);
     *ok = 1;
     return LA_OK;
