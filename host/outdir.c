@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdint.h>
@@ -108,14 +109,22 @@ static void sig_watch(const char *tmp)
     sigaction(SIGTERM, &sa, &g_sig_old_term);
 }
 
+/* Files of one directory may be written from several threads (la_outdir_write and
+ * la_outdir_write_from): their names are noted under this lock. */
+static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Record a name before the file exists, so the handler can remove it. */
 static int sig_add(const char *name)
 {
+    pthread_mutex_lock(&g_names_lock);
     size_t n = strlen(name) + 1, at = (size_t)g_sig_len;
-    if (at + n > sizeof g_sig_names) return 0;
-    memcpy(g_sig_names + at, name, n);
-    g_sig_len = (sig_atomic_t)(at + n);
-    return 1;
+    int ok = at + n <= sizeof g_sig_names;
+    if (ok) {
+        memcpy(g_sig_names + at, name, n);
+        g_sig_len = (sig_atomic_t)(at + n);
+    }
+    pthread_mutex_unlock(&g_names_lock);
+    return ok;
 }
 
 static void sig_unwatch(void)
@@ -528,10 +537,12 @@ la_status la_outdir_begin(const char *dir, la_outdir *o)
 
 /* Check a name and note it among the files written; *copy is the note, which the caller keeps
  * (o->names) once the file is written, or frees. */
-static la_status name_file(la_outdir *o, const char *name, char **copy)
+static la_status name_file_locked(la_outdir *o, const char *name, char **copy)
 {
     if (strchr(name, '/') || !strcmp(name, LA_OUTDIR_MANIFEST) || !strcmp(name, LA_OUTDIR_MARKER) || name[0] == '.')
         return la_error(LA_EINTERNAL, "output file name %s is not allowed", name);
+    for (size_t k = 0; k < o->nnames; k++)
+        if (!strcmp(o->names[k], name)) return la_error(LA_EINTERNAL, "output file %s written twice", name);
     if (o->nnames == o->capnames) {
         size_t cap = o->capnames ? o->capnames * 2 : 16;
         char **v = realloc(o->names, cap * sizeof *v);
@@ -539,22 +550,38 @@ static la_status name_file(la_outdir *o, const char *name, char **copy)
         o->names = v;
         o->capnames = cap;
     }
-    for (size_t k = 0; k < o->nnames; k++)
-        if (!strcmp(o->names[k], name)) return la_error(LA_EINTERNAL, "output file %s written twice", name);
     *copy = strdup(name);
     if (!*copy) return la_error(LA_ENOMEM, "out of memory");
+    /* the slot is taken now, so a file written at the same time on another thread cannot take it */
+    o->names[o->nnames++] = *copy;
     return LA_OK;
 }
 
+static la_status name_file(la_outdir *o, const char *name, char **copy)
+{
+    pthread_mutex_lock(&g_names_lock);
+    la_status s = name_file_locked(o, name, copy);
+    pthread_mutex_unlock(&g_names_lock);
+    return s;
+}
+
+/* A file that was not written leaves the list again. */
 static la_status written(la_outdir *o, char *copy, la_status s)
 {
-    if (s != LA_OK) {
-        free(copy);
-        return s;
-    }
-    o->names[o->nnames++] = copy;
-    return LA_OK;
+    if (s == LA_OK) return LA_OK;
+    pthread_mutex_lock(&g_names_lock);
+    for (size_t k = 0; k < o->nnames; k++)
+        if (o->names[k] == copy) {
+            memmove(o->names + k, o->names + k + 1, (o->nnames - k - 1) * sizeof *o->names);
+            o->nnames--;
+            break;
+        }
+    pthread_mutex_unlock(&g_names_lock);
+    free(copy);
+    return s;
 }
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 la_status la_outdir_write(la_outdir *o, const char *name, const la_buf *b)
 {
@@ -585,6 +612,8 @@ la_status la_outdir_commit(la_outdir *o)
 {
     la_buf m = {0};
     la_buf_puts(&m, k_manifest_head);
+    /* sorted: files written on several threads finish in any order */
+    if (o->nnames > 1) qsort(o->names, o->nnames, sizeof *o->names, cmp_name);
     for (size_t k = 0; k < o->nnames; k++) {
         la_buf_puts(&m, o->names[k]);
         la_buf_putc(&m, '\n');

@@ -4,8 +4,9 @@
  *
  * Files go into a fresh sibling directory `DIR.tmp-PID-XXXXXX`; each is fsynced, then the directory
  * itself, and the new directory takes the place of DIR in one rename (renameat2 RENAME_EXCHANGE
- * where the file system has it, so there is never a moment without DIR). A run writes the list of
- * its files into DIR/.leakaudit-manifest; a later run replaces DIR only when it is absent, empty, or
+ * where the file system has it, so there is never a moment without DIR). Files may be written from
+ * several threads at once. A run writes the list of its files (sorted by name) into
+ * DIR/.leakaudit-manifest; a later run replaces DIR only when it is absent, empty, or
  * holds nothing but the files that manifest lists. Anything else (a file a person added, an input,
  * a report of a version that wrote no manifest) makes the run refuse before any work is done.
  * DIR may be a symbolic link to a directory: the link stays and the directory it names is replaced.

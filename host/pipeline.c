@@ -9,6 +9,7 @@
 #include "la_spill.h"
 #include "manifest.h"
 #include "outdir.h"
+#include "parallel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -591,17 +592,22 @@ la_status la_write_manifest(la_outdir *od, const char *name, const la_report *r,
     return s;
 }
 
-la_status la_audit_write(const la_audit_state *st, const char *dir)
+/* The two halves of an audit's files, written at the same time when the audit has two threads or
+ * more: the reports and link lists (rendered in memory), and the manifests (copies of the input
+ * rows, most of the bytes). */
+typedef struct write_job {
+    const la_audit_state *st;
+    la_outdir *od;
+} write_job;
+
+static la_status write_reports(const write_job *w)
 {
-    if (st->partial.shard.count) return write_shard(st, dir);
+    const la_audit_state *st = w->st;
     const la_report *r = &st->report;
     const la_tier_out *near = &st->near, *sem = &st->semantic;
-    la_outdir od;
-    la_progress_begin(st->progress, "write", 0, "files", 0);
-    LA_TRY(la_outdir_begin(dir, &od));
     la_buf b = {0};
     la_status s = LA_OK;
-#define EMIT(name, call) LA_OUTDIR_EMIT(&od, s, &b, name, call)
+#define EMIT(name, call) LA_OUTDIR_EMIT(w->od, s, &b, name, call)
     EMIT("report.json", la_report_json(r, &b));
     EMIT("report.md", la_report_md(r, &b));
     EMIT("report.html", la_report_html(r, &b));
@@ -609,17 +615,42 @@ la_status la_audit_write(const la_audit_state *st, const char *dir)
     EMIT("pairs.jsonl", la_report_pairs_jsonl(r, &b));
     EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b));
     EMIT("clusters.jsonl", la_report_clusters_jsonl(r, &b));
-    if (s == LA_OK) s = la_write_manifest(&od, "quarantine.jsonl", r, LA_OUT_QUARANTINE);
     EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
-    if (s == LA_OK && sem->json.n) s = la_outdir_write(&od, "nearest.jsonl", &sem->extra);
-    if (s == LA_OK && near->json.n && near->extra.n) s = la_outdir_write(&od, "within_pairs.jsonl", &near->extra);
+#undef EMIT
+    if (s == LA_OK && sem->json.n) s = la_outdir_write(w->od, "nearest.jsonl", &sem->extra);
+    if (s == LA_OK && near->json.n && near->extra.n) s = la_outdir_write(w->od, "within_pairs.jsonl", &near->extra);
+    la_buf_free(&b);
+    return s;
+}
+
+static la_status write_manifests(const write_job *w)
+{
+    const la_report *r = &w->st->report;
+    la_status s = la_write_manifest(w->od, "quarantine.jsonl", r, LA_OUT_QUARANTINE);
     for (uint32_t p = 0; p < la_table_npart(r->table) && s == LA_OK; p++) {
         char name[96];
         snprintf(name, sizeof name, "%s.jsonl", la_table_part_name(r->table, p));
-        s = la_write_manifest(&od, name, r, p);
+        s = la_write_manifest(w->od, name, r, p);
     }
-#undef EMIT
-    la_buf_free(&b);
+    return s;
+}
+
+static la_status write_half(void *ctx, int worker, size_t begin, size_t end)
+{
+    (void)worker;
+    la_status s = LA_OK;
+    for (size_t k = begin; k < end && s == LA_OK; k++) s = k == 0 ? write_reports(ctx) : write_manifests(ctx);
+    return s;
+}
+
+la_status la_audit_write(const la_audit_state *st, const char *dir)
+{
+    if (st->partial.shard.count) return write_shard(st, dir);
+    la_outdir od;
+    la_progress_begin(st->progress, "write", 0, "files", 0);
+    LA_TRY(la_outdir_begin(dir, &od));
+    write_job w = {st, &od};
+    la_status s = la_parallel_for(st->exec.threads, 2, 1, write_half, &w);
     s = la_outdir_finish(&od, s);
     la_progress_end(st->progress, s == LA_OK ? dir : NULL);
     return s;
