@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "json_strict.h"
@@ -69,6 +70,45 @@ static void test_refused(void **state)
     }
 }
 
+/* Strings are read eight plain bytes at a time: a control character, a quote or an escape is found
+ * at every offset of a long string, and long keys compare by all their bytes. */
+static void test_long_strings(void **state)
+{
+    char line[96];
+    for (int at = 0; at < 20; at++)
+        for (unsigned ch = 0; ch < 0x20; ch++) {
+            /* {"a":"xxx...x"} with the byte at `at` of the 24 (NUL too: built by hand) */
+            size_t n = 0;
+            memcpy(line, "{\"a\":\"", 6), n = 6;
+            memset(line + n, 'x', 24);
+            line[n + (size_t)at] = (char)ch;
+            n += 24;
+            memcpy(line + n, "\"}", 2), n += 2;
+            size_t where;
+            const char *why = NULL;
+            if (la_json_strict_check(line, n, &where, &why) != 0)
+                fail_msg("control character 0x%02x at %d accepted", ch, at);
+            if (where != (size_t)(6 + at)) fail_msg("0x%02x at %d: reported at byte %zu", ch, at, where);
+        }
+    for (int at = 0; at < 20; at++) {
+        char text[40];
+        memset(text, 'y', sizeof text);
+        memcpy(text + at, "\\u00e9", 6); /* an escape at every offset */
+        text[at + 6] = (char)0xC3;          /* and UTF-8 beside it */
+        text[at + 7] = (char)0xA9;
+        int n = snprintf(line, sizeof line, "{\"a\":\"%.*s\"}", 28, text);
+        const char *why = NULL;
+        size_t where;
+        if (la_json_strict_check(line, (size_t)n, &where, &why) != 1) fail_msg("escape at %d refused: %s", at, why);
+        n = snprintf(line, sizeof line, "{\"a\":\"%.*s\"\"}", at, text); /* a quote ends it early */
+        if (la_json_strict_check(line, (size_t)n, &where, &why) != 0) fail_msg("quote after %d bytes accepted", at);
+    }
+    const char *why = NULL;
+    assert_int_equal(check("{\"abcdefghijklmnopq\":1,\"abcdefghijklmnopr\":2}", &why), 1);
+    assert_int_equal(check("{\"abcdefghijklmnopq\":1,\"abcdefghijklmnop\\u0071\":2}", &why), 0);
+    assert_non_null(strstr(why, "the same key twice"));
+}
+
 static void test_numbers(void **state)
 {
     assert_int_equal(la_json_number_len("18446744073709551617", 20), 20);
@@ -103,6 +143,6 @@ static void test_literal(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_valid), cmocka_unit_test(test_refused),
-                                       cmocka_unit_test(test_numbers), cmocka_unit_test(test_literal)};
+                                       cmocka_unit_test(test_long_strings), cmocka_unit_test(test_numbers), cmocka_unit_test(test_literal)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
