@@ -535,8 +535,8 @@ la_status la_outdir_begin(const char *dir, la_outdir *o)
     return s;
 }
 
-/* Check a name and note it among the files written; *copy is the note, which the caller keeps
- * (o->names) once the file is written, or frees. */
+/* Check a name and note it among the files written (o->names) before the file is written; *copy is
+ * the note, which written() takes out again and frees when the file could not be written. */
 static la_status name_file_locked(la_outdir *o, const char *name, char **copy)
 {
     if (strchr(name, '/') || !strcmp(name, LA_OUTDIR_MANIFEST) || !strcmp(name, LA_OUTDIR_MARKER) || name[0] == '.')
