@@ -77,9 +77,11 @@ check "the inputs are cut into many chunks (of 256 KiB)"
 # without_timings IN OUT: report.json less its timings line
 without_timings() { grep -v '^  "timings": ' "$1" >"$2"; }
 
-# same_outputs A B: every file of audit output A is in B and byte-identical (report.json less timings)
+# same_outputs A B: every file of audit output A is in B and byte-identical (report.json less timings),
+# .leakaudit-manifest too (files are written on two threads, finishing in any order)
 same_outputs() {
     local f n=0
+    expect_same "$1/.leakaudit-manifest" "$2/.leakaudit-manifest"
     for f in "$1"/*; do
         f=$(basename "$f")
         [ -e "$2/$f" ] || fail "$2 lacks $f"
