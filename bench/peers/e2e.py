@@ -6,8 +6,9 @@ JSONL files that `near_bench --write DIR` wrote to a file of dev x test pairs, o
     e2e.py peer rensa|datasketch DIR OUT [--perm 128] [--threshold 0.33] [--bands B] [--fraction F]
 
 `run` times each tool as a whole process (interpreter start-up and imports included) pinned to one
-CPU with taskset, wall and CPU (user+sys, from wait4), best wall of --reps runs, and scores each
-tool's pairs against truth.jsonl. leakaudit runs `audit --embed none` (read, normalize, shingle,
+CPU with taskset, wall and CPU (user+sys, from wait4), best wall of --reps rounds (each round runs
+every tool once; the ratios within each round are printed too), and scores each tool's pairs
+against truth.jsonl. leakaudit runs `audit --embed none` (read, normalize, shingle,
 MinHash, LSH, verification, grading, clusters, every report); its pairs are verified. The peers
 read the JSONL, shingle each text as leakaudit does (word bigrams, bench/peers/shingle.py), build
 MinHash signatures (K=128), index dev in an LSH at the same Jaccard threshold, query it with every
@@ -19,6 +20,7 @@ leakaudit at --threads 2 (pinned to --cpus) against --threads 1.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -96,17 +98,13 @@ def timed(cmd, env=None):
     return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, out.decode(), p.returncode
 
 
-def best_of(reps, cmd, ok=(0,), env=None, loads=None):
-    best = None
-    for _ in range(reps):
-        loads.append(os.getloadavg()[0])
-        wall, cpu, out, rc = timed(cmd, env)
-        loads.append(os.getloadavg()[0])
-        if rc not in ok:
-            sys.exit(f"e2e.py: {' '.join(cmd)} exited with {rc}")
-        if best is None or wall < best[0]:
-            best = (wall, cpu, out)
-    return best
+def run_once(cmd, ok=(0,), env=None, loads=None):
+    loads.append(os.getloadavg()[0])
+    wall, cpu, out, rc = timed(cmd, env)
+    loads.append(os.getloadavg()[0])
+    if rc not in ok:
+        sys.exit(f"e2e.py: {' '.join(cmd)} exited with {rc}")
+    return wall, cpu, out
 
 
 def leakaudit_pairs(out_dir):
@@ -159,25 +157,33 @@ def run(a):
           f"each tool pinned to CPU {a.cpu}, best wall of {a.reps}")
 
     audit = [os.path.join(a.build, "leakaudit"), "audit", *files, "--embed", "none", "--quiet"]
-    la = {}
-    for threads, cpus in ((1, str(a.cpu)), (2, a.cpus)):
-        out_dir = os.path.join(tmp, f"leakaudit-t{threads}")
-        cmd = ["taskset", "-c", cpus, *audit, "--threads", str(threads), "--out", out_dir]
-        wall, cpu, _ = best_of(a.reps, cmd, ok=(0, 1), loads=loads)  # 1: leaks found
-        la[threads] = (wall, cpu, leakaudit_pairs(out_dir))
-
     from datasketch.lsh import _optimal_param  # the bands datasketch picks; rensa's must divide K
     want = _optimal_param(a.threshold, a.perm, 0.5, 0.5)[0]
     bands = min((d for d in range(1, a.perm + 1) if a.perm % d == 0), key=lambda d: abs(d - want))
     env = dict(os.environ, RAYON_NUM_THREADS="1")
-    peers = {}
+    # every tool once per round, rounds one after another: a machine whose speed drifts during the
+    # run (other jobs on the host) then slows every tool of a round alike, and the ratios of each
+    # round say more than ratios of best times taken minutes apart
+    jobs = []
+    for threads, cpus in ((1, str(a.cpu)), (2, a.cpus)):
+        out_dir = os.path.join(tmp, f"leakaudit-t{threads}")
+        jobs.append((threads, ["taskset", "-c", cpus, *audit, "--threads", str(threads), "--out", out_dir],
+                     (0, 1), None))  # 1: leaks found
     for tool, fraction in (("rensa", 1.0), ("datasketch", a.datasketch_fraction)):
         out = os.path.join(tmp, f"{tool}.tsv")
-        cmd = [*pin, sys.executable, os.path.abspath(__file__), "peer", tool, a.dir, out,
-               "--perm", str(a.perm), "--threshold", str(a.threshold), "--bands", str(bands),
-               "--fraction", str(fraction)]
-        wall, cpu, stdout = best_of(a.reps, cmd, env=env, loads=loads)
-        peers[tool] = (wall, cpu, tsv_pairs(out), json.loads(stdout), fraction)
+        jobs.append((tool, [*pin, sys.executable, os.path.abspath(__file__), "peer", tool, a.dir, out,
+                            "--perm", str(a.perm), "--threshold", str(a.threshold), "--bands", str(bands),
+                            "--fraction", str(fraction)], (0,), env))
+    runs = {name: [] for name, *_ in jobs}
+    for _ in range(a.reps):
+        for name, cmd, ok, job_env in jobs:
+            runs[name].append(run_once(cmd, ok, job_env, loads))
+    best = {name: min(v, key=lambda x: x[0]) for name, v in runs.items()}
+    la = {t: (best[t][0], best[t][1], leakaudit_pairs(os.path.join(tmp, f"leakaudit-t{t}"))) for t in (1, 2)}
+    peers = {}
+    for tool, fraction in (("rensa", 1.0), ("datasketch", a.datasketch_fraction)):
+        wall, cpu, stdout = best[tool]
+        peers[tool] = (wall, cpu, tsv_pairs(os.path.join(tmp, f"{tool}.tsv")), json.loads(stdout), fraction)
 
     print(f"load average (1 min) around the runs: {min(loads):.2f} to {max(loads):.2f}")
     print_row("leakaudit audit --threads 1", la[1][0], la[1][1], la[1][2], truth, "  (verified)")
@@ -197,6 +203,14 @@ def run(a):
     print_row(f"leakaudit audit --threads 2 (CPUs {a.cpus})", la[2][0], la[2][1], la[2][2], truth)
     print(f"threads 2 / threads 1: speed-up (wall t1 / wall t2) {la[1][0] / la[2][0]:.2f}x, "
           f"CPU t2 / CPU t1 {la[2][1] / la[1][1]:.2f}; same pairs: {la[1][2] == la[2][2]}")
+    if a.reps > 1:
+        def rounds(num, den):
+            scale = {"datasketch": 1.0 / a.datasketch_fraction}.get(num, 1.0)
+            r = [x[0] * scale / y[0] for x, y in zip(runs[num], runs[den])]
+            return f"median {statistics.median(r):.2f}x (rounds: {', '.join(f'{v:.2f}' for v in r)})"
+        print(f"ratios of wall times within each round: rensa / leakaudit --threads 1 {rounds('rensa', 1)}; "
+              f"datasketch / leakaudit --threads 1 {rounds('datasketch', 1)}; "
+              f"threads 1 / threads 2 {rounds(1, 2)}")
     return 0
 
 
