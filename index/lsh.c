@@ -64,11 +64,17 @@ la_status la_lsh_choose(double threshold, int num_perm, double fp_weight, double
 
 /* ---- bucket table ---------------------------------------------------------------------------- */
 
+/* A slot of the key index: one cache line holds both halves, so a probe (most probes of a table
+ * miss) reads one line per slot, not one in each of two arrays. */
+typedef struct key_slot {
+    uint32_t pos;  /* first entry of the key + 1; 0 = empty slot */
+    uint32_t tag;  /* high 32 bits of the key */
+} key_slot;
+
 struct la_buckets {
     la_bucket_entry *e;
     size_t n, nkeys;
-    uint32_t *pos;  /* first entry of the key + 1; 0 = empty slot */
-    uint32_t *tag;  /* high 32 bits of the key */
+    key_slot *slots;
     size_t mask;
 };
 
@@ -102,9 +108,8 @@ la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets *
     while (cap < 2 * nkeys) cap <<= 1;
     b->nkeys = nkeys;
     b->mask = cap - 1;
-    b->pos = calloc(cap, sizeof *b->pos);
-    b->tag = malloc(cap * sizeof *b->tag);
-    if (!b->pos || !b->tag) {
+    b->slots = calloc(cap, sizeof *b->slots);
+    if (!b->slots) {
         la_buckets_free(b);
         return la_error(LA_ENOMEM, "out of memory indexing %zu bucket keys", nkeys);
     }
@@ -112,9 +117,8 @@ la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets *
         if (i > 0 && entries[i].key == entries[i - 1].key) continue;
         uint64_t k = entries[i].key;
         size_t slot = (size_t)k & b->mask;
-        while (b->pos[slot]) slot = (slot + 1) & b->mask;
-        b->pos[slot] = (uint32_t)(i + 1);
-        b->tag[slot] = (uint32_t)(k >> 32);
+        while (b->slots[slot].pos) slot = (slot + 1) & b->mask;
+        b->slots[slot] = (key_slot){(uint32_t)(i + 1), (uint32_t)(k >> 32)};
     }
     *out = b;
     return LA_OK;
@@ -124,8 +128,7 @@ void la_buckets_free(la_buckets *b)
 {
     if (!b) return;
     free(b->e);
-    free(b->pos);
-    free(b->tag);
+    free(b->slots);
     free(b);
 }
 
@@ -134,9 +137,10 @@ size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry 
     size_t slot = (size_t)key & b->mask;
     uint32_t tag = (uint32_t)(key >> 32);
     for (;;) {
-        uint32_t p = b->pos[slot];
+        key_slot k = b->slots[slot];
+        uint32_t p = k.pos;
         if (!p) return 0;
-        if (b->tag[slot] == tag && b->e[p - 1].key == key) {
+        if (k.tag == tag && b->e[p - 1].key == key) {
             const la_bucket_entry *f = &b->e[p - 1];
             size_t c = 1;
             while (p - 1 + c < b->n && f[c].key == key) c++;
@@ -150,8 +154,7 @@ size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry 
 void la_buckets_prefetch(const la_buckets *b, uint64_t key)
 {
     size_t slot = (size_t)key & b->mask;
-    LA_PREFETCH(&b->pos[slot]);
-    LA_PREFETCH(&b->tag[slot]);
+    LA_PREFETCH(&b->slots[slot]);
 }
 
 size_t la_buckets_size(const la_buckets *b) { return b->n; }
