@@ -4,8 +4,9 @@
 # the planted pairs, time ratios, and leakaudit at --threads 2 against --threads 1.
 #   bench/peers/run_e2e.sh BUILD_DIR [DEV_ROWS TEST_ROWS]
 # Needs bench/peers/setup.sh first and taskset. LA_BENCH_CPU picks the one-thread CPU (default 0),
-# LA_BENCH_REPS the runs per measurement (default 2, best wall reported), LA_DATASKETCH_FRACTION
-# runs datasketch on the first part of each file only, its times scaled. Not part of CI.
+# LA_BENCH_REPS the rounds (default 2; every tool once a round; best wall and the ratios within each
+# round reported), LA_DATASKETCH_FRACTION runs datasketch on the first part of each file only, its
+# times scaled. Not part of CI.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:?usage: run_e2e.sh BUILD_DIR [DEV_ROWS TEST_ROWS]}"
