@@ -146,13 +146,20 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
+static int is_mark(const char *name)
+{
+    return !strcmp(name, LA_OUTDIR_MARKER) || !strcmp(name, LA_OUTDIR_MANIFEST);
+}
+
+/* Remove dir and everything in it. The marker and the manifest go last: a run killed halfway leaves
+ * a folder the next run still recognizes as ours (looks_ours) and removes. */
 static void remove_tree(const char *dir)
 {
     DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || is_mark(e->d_name)) continue;
             char *p = join(dir, e->d_name);
             if (!p) continue;
             struct stat st;
@@ -161,6 +168,12 @@ static void remove_tree(const char *dir)
             free(p);
         }
         closedir(d);
+        const char *marks[] = {LA_OUTDIR_MANIFEST, LA_OUTDIR_MARKER};
+        for (int k = 0; k < 2; k++) {
+            char *p = join(dir, marks[k]);
+            if (p) unlink(p);
+            free(p);
+        }
     }
     rmdir(dir);
 }

@@ -132,6 +132,46 @@ kill "$alive" 2>/dev/null || true
 wait "$alive" 2>/dev/null || true
 rm -r "rep.tmp-$alive-AbCdEf" rep.tmp-999999998-NotOur
 
+check "killed before each file it removes: --out stays complete, the next run removes what is left"
+# The fault-injection build stops itself (SIGKILL) right before its Nth unlink, for every N of a run
+# that replaces a report: the marker, then the previous report's files one by one. What is left
+# beside --out must still be recognizably ours, so that the next run removes it. The order files are
+# removed in is the file system's listing order: the walk runs here and again on tmpfs, which lists
+# the newest file (the previous report's manifest) first.
+: "${LEAKAUDIT_FAILALLOC:?LEAKAUDIT_FAILALLOC must name the fault-injection build}"
+walk_unlinks() {
+    local out=$1 i rc unlinks
+    la audit --dev dev.jsonl --test test.jsonl --out "$out"
+    expect_rc 0
+    set +e
+    LA_KILL_AT_UNLINK=0 "$LEAKAUDIT_FAILALLOC" audit --dev dev.jsonl --test test.jsonl --out "$out" >/dev/null 2>walk.err
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] || fail "the counting run exited $rc: $(cat walk.err)"
+    unlinks=$(sed -n 's/^unlinks: //p' walk.err)
+    [ -n "$unlinks" ] && [ "$unlinks" -ge 5 ] || fail "unlinks not counted: '$unlinks'"
+    echo "  $out: a replacing run removes $unlinks files"
+    for ((i = 1; i <= unlinks; i++)); do
+        set +e
+        LA_KILL_AT_UNLINK=$i "$LEAKAUDIT_FAILALLOC" audit --dev dev.jsonl --test test.jsonl --out "$out" >/dev/null 2>walk.err
+        rc=$?
+        set -e
+        [ "$rc" -eq 137 ] || fail "killed at unlink $i: exit $rc, expected 137 (SIGKILL)"
+        complete "$out"
+        la audit --dev dev.jsonl --test test.jsonl --out "$out"
+        expect_rc 0
+        complete "$out"
+        no_leftovers "$out"
+    done
+}
+walk_unlinks walk
+if shm=$(mktemp -d /dev/shm/leakaudit-out-dir.XXXXXX 2>/dev/null); then
+    trap 'rm -rf "$shm"' EXIT
+    walk_unlinks "$shm/walk"
+else
+    echo "  no writable /dev/shm: the tmpfs walk is not run"
+fi
+
 check "kill at any moment: --out holds the previous report or the new one, complete"
 python3 - <<'PY'
 import json, random
