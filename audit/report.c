@@ -576,6 +576,7 @@ la_status la_report_pairs_jsonl(const la_report *r, la_buf *b)
         score(b, &first, "containment", p->containment);
         score(b, &first, "minhash", p->minhash);
         score(b, &first, "cosine", p->cosine);
+        score(b, &first, "margin", p->margin);
         if (p->simhash_dist >= 0) score(b, &first, "simhash_distance", p->simhash_dist);
         score(b, &first, "weighted_containment", p->wcontainment);
         score(b, &first, "weighted_words", p->wwords);

@@ -144,6 +144,18 @@ la_status la_report_semantic(const la_table *t, const la_semantic_report *r, la_
     la_buf_json_num(j, r->threshold);
     la_buf_puts(j, ", \"threshold_source\": ");
     la_buf_json_str(j, r->threshold_source);
+    la_buf_puts(j, ", \"margin\": {\"ratio\": ");
+    if (r->margin > 0) {
+        la_buf_json_num(j, r->margin);
+        la_buf_printf(j, ", \"k\": %u, \"lowest_cosine\": ", r->margin_k);
+        la_buf_json_num(j, r->margin_lowest);
+        la_buf_printf(j, ", \"candidates\": %zu, \"links\": %zu", r->margin_candidates, r->margin_links);
+    } else {
+        la_buf_puts(j, "null");
+    }
+    la_buf_puts(j, ", \"source\": ");
+    la_buf_json_str(j, r->margin_source);
+    la_buf_puts(j, "}");
     const la_window_pair *w = r->window_pairs;
     if (r->nwindow_pairs) {
         la_buf_puts(j, ", \"window_pairs\": [");
@@ -174,11 +186,18 @@ la_status la_report_semantic(const la_table *t, const la_semantic_report *r, la_
 
     la_buf_printf(m, "\n## Semantic similarity\n\nEmbedding: %s, %zu dimensions (%s); threshold cosine %.2f (%s); %zu "
                      "pairs at or above it.%s\n",
-                  r->kind, r->dim, r->why, r->threshold, r->threshold_source, r->pairs,
+                  r->kind, r->dim, r->why, r->threshold, r->threshold_source, r->pairs - r->margin_links,
                   r->brought_in || r->model
                       ? ""
                       : " Lexical similarity flags shared wording; reworded copies need model embeddings (--embed "
                         "model once a model is installed, or --embeddings PART=FILE.npy).");
+    if (r->margin > 0)
+        la_buf_printf(m, "\nRatio margin (%s): below the threshold, a held-out row's nearest seen row is linked when "
+                         "their cosine, at least %.2f, is %.3f times the mean of both rows' %u best cosines across the "
+                         "boundary or more (a translation stands out from its neighbours where copies of one "
+                         "template do not): %zu of the %zu held-out rows it scored are linked so.\n",
+                      r->margin_source, r->margin_lowest, r->margin, r->margin_k,
+                      r->margin_links, r->margin_candidates);
     if (r->model)
         la_buf_printf(m, "\nModel: %s, weights %s; texts longer than %zu tokens are embedded as %s%.0zu%s.\n",
                       r->model_name, r->model_hash, r->model_window,
@@ -198,11 +217,14 @@ la_status la_report_semantic(const la_table *t, const la_semantic_report *r, la_
     size_t peak = 1;
     for (int k = 0; k < 20; k++)
         if (hist[k] > peak) peak = hist[k];
+    char margin_note[96] = "";
+    if (r->margin > 0)
+        snprintf(margin_note, sizeof margin_note, ", and %zu below it by ratio margin %.3f", r->margin_links, r->margin);
     la_buf_printf(h, "<h2>Semantic similarity</h2><p>Embedding: %s%s%s, %zu dimensions; threshold cosine %.2f; %zu pairs "
-                     "at or above it. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile "
+                     "at or above it%s. Each held-out row's nearest seen row, by cosine (median %.3f, 90th percentile "
                      "%.3f):</p>\n<svg width=\"620\" height=\"190\" role=\"img\" aria-label=\"histogram of nearest cosines\">",
-                  r->kind, r->model ? ", model " : "", r->model ? r->model_name : "", r->dim, r->threshold, r->pairs,
-                  Q(0.5), Q(0.9));
+                  r->kind, r->model ? ", model " : "", r->model ? r->model_name : "", r->dim, r->threshold,
+                  r->pairs - r->margin_links, margin_note, Q(0.5), Q(0.9));
     for (int k = 0; k < 20; k++) {
         double bh = 140.0 * (double)hist[k] / (double)peak;
         double lo = -1.0 + 0.1 * k;

@@ -60,6 +60,12 @@ typedef struct la_semantic_report {
     size_t dim;
     double threshold;
     const char *threshold_source;
+    /* the ratio margin (index/semantic.h): 0 off; where the setting came from (or why it is off);
+     * the held-out rows it scored and the links it made (pairs with margin set) */
+    double margin, margin_lowest; /* margin_lowest: the least cosine it links */
+    uint32_t margin_k;
+    const char *margin_source;
+    size_t margin_candidates, margin_links;
     const la_window_pair *window_pairs;
     size_t nwindow_pairs;
     const char *backend, *method;      /* "cpu"/"gpu"; "tiles", "faiss", "faiss-ivf" */

@@ -150,13 +150,19 @@ static const struct {
     const char *name;
     double threshold;
     const char *source;
+    double margin;
+    const char *margin_source;
 } calibrated[] = {
     {LA_MODEL_MULTILINGUAL, LA_MODEL_MULTILINGUAL_THRESHOLD,
      "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_THRESHOLD) ", calibrated on Debian message "
-     "catalogue translations, STS-B and GSM8K rephrases: docs/semantic.md; translations reach recall 0.22 at it)"},
+     "catalogue translations, STS-B and GSM8K rephrases: docs/semantic.md)",
+     LA_MODEL_MULTILINGUAL_MARGIN,
+     "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_MARGIN) ", calibrated on Debian package "
+     "description translations and GSM8K rephrases: docs/semantic.md)"},
 };
 
-double la_model_threshold(const char *name_or_dir, const char **source)
+/* The calibrated entry of a model, by its folder name (a path's last part), or -1. */
+static int calibrated_entry(const char *name_or_dir)
 {
     size_t n = strlen(name_or_dir);
     while (n > 1 && name_or_dir[n - 1] == '/') n--;
@@ -164,12 +170,22 @@ double la_model_threshold(const char *name_or_dir, const char **source)
     while (b > name_or_dir && b[-1] != '/') b--;
     size_t len = (size_t)(name_or_dir + n - b);
     for (size_t i = 0; i < sizeof calibrated / sizeof *calibrated; i++)
-        if (strlen(calibrated[i].name) == len && !strncmp(b, calibrated[i].name, len)) {
-            *source = calibrated[i].source;
-            return calibrated[i].threshold;
-        }
-    *source = NULL;
-    return NAN;
+        if (strlen(calibrated[i].name) == len && !strncmp(b, calibrated[i].name, len)) return (int)i;
+    return -1;
+}
+
+double la_model_margin(const char *name_or_dir, const char **source)
+{
+    int i = calibrated_entry(name_or_dir);
+    *source = i < 0 ? NULL : calibrated[i].margin_source;
+    return i < 0 ? 0 : calibrated[i].margin;
+}
+
+double la_model_threshold(const char *name_or_dir, const char **source)
+{
+    int i = calibrated_entry(name_or_dir);
+    *source = i < 0 ? NULL : calibrated[i].source;
+    return i < 0 ? NAN : calibrated[i].threshold;
 }
 
 int la_model_default_installed(char *dir, size_t cap)

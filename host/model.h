@@ -43,6 +43,11 @@ la_status la_model_resolve(const char *name_or_dir, char *dir /* OUT */, size_t 
  * it comes from (static string), or NAN and *source NULL when it has none of its own. */
 double la_model_threshold(const char *name_or_dir, const char **source /* OUT */);
 
+/* The calibrated ratio margin of a model (index/semantic.h, LA_SEMANTIC_MARGIN_K), with where it
+ * comes from, or 0 and *source NULL when it has none (the margin is then off unless asked for). */
+#define LA_MODEL_MULTILINGUAL_MARGIN 1.065
+double la_model_margin(const char *name_or_dir, const char **source /* OUT */);
+
 /* 1 when dir holds a model: a sentence-transformers folder (config.json) or an E5S1 file. */
 int la_model_is_dir(const char *dir);
 

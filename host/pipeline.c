@@ -42,6 +42,7 @@ const struct option la_audit_options[] = {LA_CLI_COMMON_OPTIONS,
                                           LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
                                           {"semantic-method", required_argument, 0, OPT_SEMANTIC},
                                           {"semantic-topk", required_argument, 0, OPT_SEMANTIC},
+                                          {"semantic-margin", required_argument, 0, OPT_SEMANTIC},
                                           {"semantic-windows", required_argument, 0, OPT_SEMANTIC},
                                           {"memory-limit", required_argument, 0, OPT_SEMANTIC},
                                           LA_NEAR_LONG_OPTIONS(OPT_NEAR),
@@ -116,6 +117,9 @@ static la_status check_shard(const la_audit_job *j)
     if (o->enabled && o->cache_dir)
         return la_error(LA_EINVAL, "--shard: --cache is one file the shards would write at once: run the shards "
                                    "without it");
+    if (o->enabled && o->margin > 0)
+        return la_error(LA_EINVAL, "--shard: --semantic-margin compares each pair with every seen row's "
+                                   "neighbourhood, which a shard does not see: audit without --shard");
     if (o->enabled && o->topk > 1 && !o->no_windows && !o->nemb && !o->embedding_field && !(o->embed_set && o->lexical))
         return la_error(LA_EINVAL, "--shard: --semantic-topk above 1 needs --semantic-windows off (a long text's "
                                    "nearest windows are merged per text before the shards are)");

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define MAGIC "leakaudit shard\n"
-#define FORMAT 1
+#define FORMAT 2 /* 2: pairs carry their ratio margin, the semantic result the margin's settings */
 #define NO_STR UINT64_MAX
 
 /* ---- slices ------------------------------------------------------------------------------------ */
@@ -154,7 +154,7 @@ void la_partial_free(la_partial *p)
     la_semantic_report *s = &p->sem;
     const char **strs[] = {&s->kind, &s->why, &s->model_name, &s->model_hash, &s->encoder_backend,
                            &s->encoder_fallback, &s->cache_file, &s->cache_note, &s->threshold_source,
-                           &s->backend, &s->method};
+                           &s->backend, &s->method, &s->margin_source};
     for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) free((char *)*strs[k]);
     free((void *)s->window_pairs);
     free((void *)s->nearest_row);
@@ -218,7 +218,7 @@ la_status la_partial_keep_semantic(la_partial *p, const la_semantic_report *r, s
     *s = *r;
     const char **strs[] = {&s->kind, &s->why, &s->model_name, &s->model_hash, &s->encoder_backend,
                            &s->encoder_fallback, &s->cache_file, &s->cache_note, &s->threshold_source,
-                           &s->backend, &s->method};
+                           &s->backend, &s->method, &s->margin_source};
     for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) *strs[k] = dup_or_null(*strs[k], &ok);
     s->window_pairs = dup_mem(r->window_pairs, r->nwindow_pairs, sizeof *r->window_pairs, &ok);
     s->nearest_row = dup_mem(r->nearest_row, r->nnearest, sizeof *r->nearest_row, &ok);
@@ -287,6 +287,7 @@ static void put_pair(la_buf *b, const la_pair *q)
     put_f32(b, q->containment);
     put_f32(b, q->minhash);
     put_f32(b, q->cosine);
+    put_f32(b, q->margin);
     put_u64(b, (uint64_t)(int64_t)q->simhash_dist);
     put_f32(b, q->wcontainment);
     put_f32(b, q->wwords);
@@ -348,7 +349,8 @@ la_status la_partial_encode(const la_partial *p, la_buf *b)
     put_u64(b, (uint64_t)p->sem_on);
     if (p->sem_on) {
         const char *strs[] = {s->kind, s->why, s->model_name, s->model_hash, s->encoder_backend, s->encoder_fallback,
-                              s->cache_file, s->cache_note, s->threshold_source, s->backend, s->method};
+                              s->cache_file, s->cache_note, s->threshold_source, s->backend, s->method,
+                              s->margin_source};
         for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) put_str(b, strs[k]);
         put_u64(b, (uint64_t)s->model);
         put_u64(b, s->model_window);
@@ -360,6 +362,11 @@ la_status la_partial_encode(const la_partial *p, la_buf *b)
         put_u64(b, (uint64_t)s->brought_in);
         put_u64(b, s->dim);
         put_f64(b, s->threshold);
+        put_f64(b, s->margin);
+        put_f64(b, s->margin_lowest);
+        put_u64(b, s->margin_k);
+        put_u64(b, s->margin_candidates);
+        put_u64(b, s->margin_links);
         put_u64(b, s->nwindow_pairs);
         for (size_t k = 0; k < s->nwindow_pairs; k++) {
             const la_window_pair *w = &s->window_pairs[k];
@@ -515,6 +522,7 @@ static void get_pair(reader *r, la_pair *q, uint64_t nrows)
     q->containment = get_f32(r);
     q->minhash = get_f32(r);
     q->cosine = get_f32(r);
+    q->margin = get_f32(r);
     q->simhash_dist = get_int(r);
     q->wcontainment = get_f32(r);
     q->wwords = get_f32(r);
@@ -598,7 +606,7 @@ static void decode(reader *r, la_partial *p)
     if (!p->sem_on || r->bad || r->nomem) return;
     const char **strs[] = {&s->kind, &s->why, &s->model_name, &s->model_hash, &s->encoder_backend,
                            &s->encoder_fallback, &s->cache_file, &s->cache_note, &s->threshold_source,
-                           &s->backend, &s->method};
+                           &s->backend, &s->method, &s->margin_source};
     for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) *strs[k] = get_str(r);
     s->model = get_flag(r);
     s->model_window = (size_t)get_u64(r);
@@ -610,6 +618,11 @@ static void decode(reader *r, la_partial *p)
     s->brought_in = get_flag(r);
     s->dim = (size_t)get_u64(r);
     s->threshold = get_f64(r);
+    s->margin = get_f64(r);
+    s->margin_lowest = get_f64(r);
+    s->margin_k = get_u32(r);
+    s->margin_candidates = (size_t)get_u64(r);
+    s->margin_links = (size_t)get_u64(r);
     size_t nw = get_count(r, 7 * 8);
     la_window_pair *w = alloc_n(r, nw, sizeof *w);
     s->window_pairs = w;

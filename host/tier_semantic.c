@@ -31,6 +31,7 @@ void la_semantic_opts_init(la_semantic_opts *o)
     o->enabled = 1;
     o->lexical = 1;
     o->threshold = NAN;
+    o->margin = NAN;
     o->topk = 1;
     la_semantic_method_parse("auto", &o->method);
 }
@@ -106,6 +107,12 @@ la_status la_semantic_option(la_semantic_opts *o, const char *name, const char *
         o->threshold = strtod(arg, &end);
         if (*end || !*arg || !(o->threshold > 0 && o->threshold <= 1))
             return la_error(LA_EINVAL, "--semantic-threshold %s: expected a cosine in (0, 1]", arg);
+        return LA_OK;
+    }
+    if (!strcmp(name, "semantic-margin")) {
+        o->margin = !strcmp(arg, "off") ? 0 : strtod(arg, &end);
+        if (strcmp(arg, "off") && (*end || !*arg || !(o->margin >= 1.0 && o->margin <= 2.0)))
+            return la_error(LA_EINVAL, "--semantic-margin %s: expected a ratio from 1 to 2 (such as 1.065), or off", arg);
         return LA_OK;
     }
     if (!strcmp(name, "semantic-method")) return la_semantic_method_parse(arg, &o->method);
@@ -589,6 +596,17 @@ static double model_threshold(const la_semantic_opts *o, const char **source)
     return uses_model(o) ? la_model_threshold(o->model_name ? o->model_name : LA_MODEL_DEFAULT, source) : NAN;
 }
 
+double la_semantic_margin_for(const la_semantic_opts *o, const char **source)
+{
+    if (!isnan(o->margin)) {
+        *source = o->margin > 0 ? "--semantic-margin" : "--semantic-margin off";
+        return o->margin;
+    }
+    double m = uses_model(o) ? la_model_margin(o->model_name ? o->model_name : LA_MODEL_DEFAULT, source) : 0;
+    if (!m) *source = "off: no margin is calibrated for this embedding (--semantic-margin turns it on)";
+    return m;
+}
+
 double la_semantic_threshold_for(const la_semantic_opts *o)
 {
     const char *src;
@@ -604,6 +622,7 @@ typedef struct win_hit {
     uint32_t a, b;           /* table rows (seen, held-out) */
     uint32_t wa, wb;         /* their windows */
     float cosine;
+    float margin;            /* the window pair's ratio margin when the margin linked it, else NaN */
 } win_hit;
 
 /* By held-out text, then seen text, then best cosine first. */
@@ -705,7 +724,7 @@ static la_status reduce_windows(const la_table *t, uint32_t heldout, const uint3
     win_hit *all = s == LA_OK ? malloc((wp.n + 1) * sizeof *all) : NULL;
     if (s == LA_OK && !all) s = la_error(LA_ENOMEM, "out of memory");
     for (size_t k = 0; s == LA_OK && k < wp.n; k++)
-        all[k] = (win_hit){item[wp.v[k].a], item[wp.v[k].b], wp.v[k].a, wp.v[k].b, wp.v[k].cosine};
+        all[k] = (win_hit){item[wp.v[k].a], item[wp.v[k].b], wp.v[k].a, wp.v[k].b, wp.v[k].cosine, wp.v[k].margin};
     if (s == LA_OK) qsort(all, wp.n, sizeof *all, cmp_win_hit);
     *hits = NULL;
     *nhits = 0;
@@ -714,6 +733,7 @@ static la_status reduce_windows(const la_table *t, uint32_t heldout, const uint3
         if (k && all[k].a == all[k - 1].a && all[k].b == all[k - 1].b) continue;
         la_pair q = la_pair_make(all[k].a, all[k].b, LA_KIND_SEMANTIC);
         q.cosine = all[k].cosine;
+        q.margin = all[k].margin; /* NaN when the best window pair reached the threshold */
         s = la_pairs_push(pairs, &q);
         if (s == LA_OK && (nwin_of[q.a] > 1 || nwin_of[q.b] > 1)) {
             if (*nhits == caph) {
@@ -1105,6 +1125,14 @@ static la_status semantic_report(const la_semantic_opts *o, const la_table *t, c
                                  la_semantic_nearest *nnp, const la_semantic_stats *stp, win_hit *hits, size_t nhits,
                                  size_t windowed, size_t windowed_held, la_tier_out *out);
 
+/* The links the ratio margin made among pairs from..n (with windows: per pair of texts). */
+static size_t margin_links_of(const la_pairs *pairs, size_t from)
+{
+    size_t n = 0;
+    for (size_t k = from; k < pairs->n; k++) n += !isnan(pairs->v[k].margin);
+    return n;
+}
+
 la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,
                            int threads, la_pairs *pairs, la_tier_out *out)
 {
@@ -1115,6 +1143,13 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
     la_semantic_params p;
     la_semantic_params_default(&p);
     p.threshold = la_semantic_threshold_for(o);
+    const char *margin_source;
+    p.margin = la_semantic_margin_for(o, &margin_source);
+    if (p.margin > 0 && o->skip)
+        return la_error(LA_EINVAL, "--shard: the ratio margin (%s) compares each pair with every seen row's "
+                                   "neighbourhood, which a shard does not see: pass --semantic-margin off to shard "
+                                   "this audit (links below cosine %.2f are then not scored: docs/semantic.md)",
+                        margin_source, p.threshold);
     p.topk = o->topk;
     p.method = o->method;
     p.threads = threads;
@@ -1134,6 +1169,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         s = search_streamed(o, t, heldout, threads, &p, &streamed, &run, pairs, &nn, &st, &hits, &nhits);
         if (s != LA_OK) return s;
     }
+    if (streamed) st.margin_links = margin_links_of(pairs, before);
     if (streamed) return semantic_report(o, t, &p, &run, pairs->n - before, &nn, &st, hits, nhits,
                                          texts_windowed(&run, NULL, 0),
                                          texts_windowed(&run, la_table_rows_const(t), heldout), out);
@@ -1193,6 +1229,7 @@ la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const 
         return s;
     }
     t = full;
+    st.margin_links = margin_links_of(pairs, before);
     s = semantic_report(o, t, &p, &run, pairs->n - before, &nn, &st, hits, nhits, windowed, windowed_held,
                         out);
     la_table_free(st_own);
@@ -1222,6 +1259,8 @@ static la_status semantic_report(const la_semantic_opts *o, const la_table *t, c
         wp[k] = (la_window_pair){hits[k].a, hits[k].b, run.begin[hits[k].wa], run.end[hits[k].wa],
                                  run.begin[hits[k].wb], run.end[hits[k].wb], hits[k].cosine};
     int brought_in = o->nemb || o->embedding_field;
+    const char *margin_source;
+    la_semantic_margin_for(o, &margin_source);
     const char *own_source;
     model_threshold(o, &own_source);
     la_semantic_report r = {
@@ -1243,6 +1282,12 @@ static la_status semantic_report(const la_semantic_opts *o, const la_table *t, c
         .brought_in = brought_in,
         .dim = dim,
         .threshold = p.threshold,
+        .margin = p.margin,
+        .margin_k = p.margin_k,
+        .margin_lowest = p.threshold - LA_SEMANTIC_MARGIN_BELOW,
+        .margin_source = margin_source,
+        .margin_candidates = st.margin_candidates,
+        .margin_links = st.margin_links,
         .threshold_source = !isnan(o->threshold) ? "--semantic-threshold"
                             : own_source ? own_source
                             : run.model ? "default for model embeddings (0.82, calibrated with all-MiniLM-L6-v2 on "

@@ -26,6 +26,7 @@ typedef struct la_semantic_opts {
     size_t nemb;
     const char *embedding_field; /* --embedding-field */
     double threshold;            /* NaN: the default for the embedding kind */
+    double margin;               /* --semantic-margin: NaN the model's own (la_semantic_margin_for), 0 off */
     int method;
     unsigned topk;
     unsigned lexical_dim;
@@ -111,6 +112,10 @@ la_status la_semantic_embeddings(const la_semantic_opts *o, const la_loader *L, 
 
 /* The cosine threshold in force: --semantic-threshold, else the default for the embedding kind. */
 double la_semantic_threshold_for(const la_semantic_opts *o);
+
+/* The ratio margin in force (index/semantic.h; 0 off): --semantic-margin, else the model's
+ * calibrated one (la_model_margin), else off; *source says which (static string). */
+double la_semantic_margin_for(const la_semantic_opts *o, const char **source /* OUT */);
 
 /* Run the semantic tier: pairs appended to `pairs`. */
 la_status la_tier_semantic(const la_semantic_opts *o, const la_loader *L, const la_table *t, uint32_t heldout,

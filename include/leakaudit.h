@@ -239,6 +239,8 @@ typedef struct la_pair {
     float containment;      /* |A ∩ B| / min(|A|, |B|) */
     float minhash;          /* MinHash estimate of Jaccard */
     float cosine;           /* embedding cosine */
+    float margin;           /* ratio margin of a semantic link found below the cosine threshold
+                               (docs/semantic.md); NaN for every other link */
     int32_t simhash_dist;   /* Hamming distance of SimHash, -1 when not measured */
     float wcontainment;     /* rarity-weighted share of the held-out row's word pairs found in a */
     float wwords;           /* rarity-weighted share of the held-out row's words found in a */

@@ -38,6 +38,8 @@ void la_semantic_params_default(la_semantic_params *p) {
     p->ivf_nprobe = 0;
     p->approx_above = LA_SEMANTIC_APPROX_ABOVE;
     p->approx_max_bytes = 0;
+    p->margin = 0;
+    p->margin_k = LA_SEMANTIC_MARGIN_K;
     p->exec = NULL;
 }
 
@@ -237,13 +239,45 @@ static la_status sides_inplace(const la_table *t, uint32_t heldout, float *emb, 
     return LA_OK;
 }
 
-/* Put the hits and top-k lists (indices into Q and S) into the caller's shapes. */
-static la_status emit(const sides *sd, const la_simtile_hits *hits, uint32_t k,
-                      const uint32_t *top_idx, const float *top_cos, la_pairs *out,
+/* The links the ratio margin adds: for each held-out row, the seen index it links below the
+ * threshold (LA_SIMTILE_NONE when none) and the margin. */
+typedef struct margins {
+    uint32_t *s; /* nq */
+    float *v;    /* nq */
+    size_t candidates, links;
+    double seconds;
+} margins;
+
+static void margins_free(margins *m) {
+    free(m->s);
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+/* The length of the lists the search keeps: the report's k, or the margin's K when longer. */
+static uint32_t search_k(const la_semantic_params *p) {
+    return p->margin > 0 && p->margin_k > p->topk ? p->margin_k : p->topk;
+}
+
+static la_status check_margin(const la_semantic_params *p) {
+    if (!(p->margin == 0 || (p->margin >= 1.0 && p->margin <= 2.0)))
+        return la_error(LA_EINVAL, "semantic margin %g: expected 0 (off) or a ratio from 1 to 2", p->margin);
+    if (p->margin > 0 && (p->margin_k < 1 || p->margin_k > 1024))
+        return la_error(LA_EINVAL, "semantic margin: K %u: expected 1..1024", p->margin_k);
+    return LA_OK;
+}
+
+/* Put the hits and top-k lists (indices into Q and S; stride entries a row, the first k
+ * reported) into the caller's shapes; mg (may be NULL) gives the margin links their margin. */
+static la_status emit(const sides *sd, const la_simtile_hits *hits, uint32_t k, uint32_t stride,
+                      const uint32_t *top_idx, const float *top_cos, const margins *mg, la_pairs *out,
                       la_semantic_nearest *nearest) {
     for (size_t i = 0; i < hits->n; i++) {
-        la_pair pr = la_pair_make(sd->srow[hits->v[i].s], sd->qrow[hits->v[i].q], LA_KIND_SEMANTIC);
-        pr.cosine = hits->v[i].cosine;
+        const la_simtile_hit *h = &hits->v[i];
+        la_pair pr = la_pair_make(sd->srow[h->s], sd->qrow[h->q], LA_KIND_SEMANTIC);
+        pr.cosine = h->cosine;
+        /* a margin link is below the threshold, so no threshold hit has the same rows */
+        if (mg && mg->s && mg->s[h->q] == h->s) pr.margin = mg->v[h->q];
         LA_TRY(la_pairs_push(out, &pr));
     }
     if (!nearest) return LA_OK;
@@ -261,9 +295,9 @@ static la_status emit(const sides *sd, const la_simtile_hits *hits, uint32_t k,
     for (size_t q = 0; q < nq; q++) {
         nearest->row[q] = sd->qrow[q];
         for (uint32_t j = 0; j < k; j++) {
-            uint32_t s = top_idx[q * k + j];
+            uint32_t s = top_idx[q * stride + j];
             nearest->seen[q * k + j] = s == LA_SIMTILE_NONE ? LA_SEMANTIC_NONE : sd->srow[s];
-            nearest->cosine[q * k + j] = s == LA_SIMTILE_NONE ? NAN : top_cos[q * k + j];
+            nearest->cosine[q * k + j] = s == LA_SIMTILE_NONE ? NAN : top_cos[q * stride + j];
         }
     }
     return LA_OK;
@@ -304,8 +338,10 @@ struct la_semantic_stream {
     size_t nbuf, cap;   /* rows in buf, and the batch (a multiple of LA_SIMTILE_BLOCK_S) */
     size_t cap_buf;     /* rows buf has room for, at most cap */
     la_simtile_hits hits;
-    uint32_t *top_idx;
+    uint32_t *top_idx;  /* nq lists of k entries (the margin's K when longer than p.topk) */
     float *top_cos;
+    uint32_t k;
+    float *kept;        /* with the margin: nq x d, a copy of each held-out row's best seen row */
     size_t rescored;
     double seconds;
     int on_gpu;
@@ -318,6 +354,117 @@ static int stream_hit_cmp(const void *x, const void *y) {
     return a->s < b->s ? -1 : a->s > b->s;
 }
 
+/* Mean of a best-first list's first n entries that are set (NaN when none is). Summed in order
+ * in double, so every path that keeps the same list gives the same mean. */
+static double list_mean(const uint32_t *idx, const float *cos, uint32_t n) {
+    double sum = 0;
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < n && idx[j] != LA_SIMTILE_NONE; j++, m++) sum += cos[j];
+    return m ? sum / m : NAN;
+}
+
+typedef struct cand { uint32_t s, q; } cand;
+
+static int cand_cmp(const void *x, const void *y) {
+    const cand *a = x, *b = y;
+    if (a->s != b->s) return a->s < b->s ? -1 : 1;
+    return a->q < b->q ? -1 : a->q > b->q;
+}
+
+/*
+ * The ratio margin over the search's lists (top_idx / top_cos: nq rows of stride k >= the
+ * margin's K, over seen indices). A candidate is a held-out row's best seen row when its cosine is
+ * below the threshold and at least the threshold minus LA_SEMANTIC_MARGIN_BELOW; the candidates'
+ * own K best cosines over the held-out rows come from one more pass of the tiles, the candidates
+ * against Q (stage "semantic_margin"). Candidate s's vector is S + s * d, or kept + q * d (the copy
+ * of held-out row q's best seen row that the stream keeps) when S is NULL. Links are appended to
+ * hits, which is then sorted by (q, s) again, and recorded in m (margins_free).
+ */
+static la_status margin_links(const la_semantic_params *p, const float *Q, size_t nq, size_t d,
+                              const uint32_t *top_idx, const float *top_cos, uint32_t k, const float *S,
+                              const float *kept, la_simtile_hits *hits, margins *m) {
+    memset(m, 0, sizeof *m);
+    if (!(p->margin > 0) || nq == 0) return LA_OK;
+    double t0 = la_now();
+    uint32_t K = p->margin_k < k ? p->margin_k : k;
+    const float thr = (float)p->threshold;
+    const double lowest = p->threshold - LA_SEMANTIC_MARGIN_BELOW;
+    m->s = la_malloc_n(nq, sizeof *m->s);
+    m->v = la_malloc_n(nq, sizeof *m->v);
+    cand *c = la_malloc_n(nq, sizeof *c);
+    if (!m->s || !m->v || !c) {
+        free(c);
+        margins_free(m);
+        return la_error(LA_ENOMEM, "semantic: out of memory for the margin of %zu held-out rows", nq);
+    }
+    size_t nc = 0;
+    for (size_t q = 0; q < nq; q++) {
+        m->s[q] = LA_SIMTILE_NONE;
+        m->v[q] = NAN;
+        uint32_t s = top_idx[q * k];
+        float cv = top_cos[q * k];
+        if (s != LA_SIMTILE_NONE && cv < thr && (double)cv >= lowest) c[nc++] = (cand){s, (uint32_t)q};
+    }
+    m->candidates = nc;
+    if (!nc) {
+        free(c);
+        m->seconds = la_now() - t0;
+        return LA_OK;
+    }
+    qsort(c, nc, sizeof *c, cand_cmp);
+    size_t nd = 0;
+    for (size_t i = 0; i < nc; i++) nd += !i || c[i].s != c[i - 1].s;
+    float *C = la_malloc_nm(nd, d, sizeof *C);
+    uint32_t *ci = la_malloc_nm(nd, K, sizeof *ci);
+    float *cc = la_malloc_nm(nd, K, sizeof *cc);
+    la_status st = C && ci && cc ? LA_OK : la_error(LA_ENOMEM, "semantic: out of memory for the margin");
+    for (size_t i = 0, j = 0; st == LA_OK && i < nc; i++)
+        if (!i || c[i].s != c[i - 1].s)
+            memcpy(C + (j++) * d, S ? S + (size_t)c[i].s * d : kept + (size_t)c[i].q * d, d * sizeof *C);
+    /* the candidates' K best cosines over the held-out rows (pairs at 1: none kept) */
+    la_simtile_hits none = {0};
+    if (st == LA_OK) {
+        la_simtile_params tp;
+        la_simtile_params_default(&tp);
+        tp.threshold = 1.0f;
+        tp.topk = K;
+        tp.threads = p->threads;
+        la_simtile_top_init(ci, cc, nd, K);
+        la_exec local, *x = p->exec;
+        if (!x) {
+            la_exec_init(&local, &la_backend_cpu, NULL, p->threads);
+            x = &local;
+        }
+        size_t rescored = 0;
+        st = la_exec_simtile(x, "semantic_margin", C, nd, Q, nq, d, 0, &tp, &none, ci, cc, &rescored);
+    }
+    la_simtile_hits_free(&none);
+    size_t before = hits->n;
+    for (size_t i = 0, j = 0; st == LA_OK && i < nc; i++) {
+        if (i && c[i].s != c[i - 1].s) j++;
+        const uint32_t q = c[i].q;
+        double mean = (list_mean(top_idx + (size_t)q * k, top_cos + (size_t)q * k, K) +
+                       list_mean(ci + j * K, cc + j * K, K)) / 2;
+        double cv = top_cos[(size_t)q * k];
+        if (!(mean > 0) || cv / mean < p->margin) continue;
+        m->s[q] = c[i].s;
+        m->v[q] = (float)(cv / mean);
+        m->links++;
+        if (la_simtile_hits_push(hits, q, c[i].s, (float)cv)) st = la_error(LA_ENOMEM, "semantic: out of memory");
+    }
+    if (st == LA_OK && hits->n > before) qsort(hits->v, hits->n, sizeof *hits->v, stream_hit_cmp);
+    free(c);
+    free(C);
+    free(ci);
+    free(cc);
+    if (st != LA_OK) {
+        hits->n = before;
+        margins_free(m);
+    }
+    m->seconds = la_now() - t0;
+    return st;
+}
+
 void la_semantic_stream_free(la_semantic_stream *s) {
     if (!s) return;
     free(s->sd.qrow);
@@ -325,6 +472,7 @@ void la_semantic_stream_free(la_semantic_stream *s) {
     free(s->buf);
     free(s->top_idx);
     free(s->top_cos);
+    free(s->kept);
     la_simtile_hits_free(&s->hits);
     free(s);
 }
@@ -338,12 +486,14 @@ la_status la_semantic_stream_begin(const float *Q, const uint32_t *qid, size_t n
         return la_error(LA_EINVAL, "semantic threshold %g: expected a cosine in (0, 1]", p->threshold);
     if (p->topk < 1 || p->topk > 1024)
         return la_error(LA_EINVAL, "semantic: topk %u: expected 1..1024", p->topk);
+    LA_TRY(check_margin(p));
     la_semantic_stream *s = calloc(1, sizeof *s);
     if (!s) return la_error(LA_ENOMEM, "semantic: out of memory");
     s->p = *p;
+    s->k = search_k(p);
     la_simtile_params_default(&s->tp);
     s->tp.threshold = (float)p->threshold;
-    s->tp.topk = p->topk;
+    s->tp.topk = s->k;
     s->tp.threads = p->threads;
     s->sd.Q = (float *)Q;
     s->sd.nq = nq;
@@ -352,14 +502,15 @@ la_status la_semantic_stream_begin(const float *Q, const uint32_t *qid, size_t n
     s->cap = (batch_rows + LA_SIMTILE_BLOCK_S - 1) / LA_SIMTILE_BLOCK_S * LA_SIMTILE_BLOCK_S;
     if (s->cap < LA_SIMTILE_BLOCK_S) s->cap = LA_SIMTILE_BLOCK_S;
     s->sd.qrow = la_malloc_n(nq + 1, sizeof *s->sd.qrow);
-    s->top_idx = la_malloc_nm(nq + 1, p->topk, sizeof *s->top_idx);
-    s->top_cos = la_malloc_nm(nq + 1, p->topk, sizeof *s->top_cos);
-    if (!s->sd.qrow || !s->top_idx || !s->top_cos) {
+    s->top_idx = la_malloc_nm(nq + 1, s->k, sizeof *s->top_idx);
+    s->top_cos = la_malloc_nm(nq + 1, s->k, sizeof *s->top_cos);
+    if (p->margin > 0) s->kept = la_malloc_nm(nq + 1, dim, sizeof *s->kept);
+    if (!s->sd.qrow || !s->top_idx || !s->top_cos || (p->margin > 0 && !s->kept)) {
         la_semantic_stream_free(s);
         return la_error(LA_ENOMEM, "semantic: out of memory for %zu held-out rows", nq);
     }
     if (nq) memcpy(s->sd.qrow, qid, nq * sizeof *qid);
-    la_simtile_top_init(s->top_idx, s->top_cos, nq, p->topk);
+    la_simtile_top_init(s->top_idx, s->top_cos, nq, s->k);
     *out = s;
     return LA_OK;
 }
@@ -378,6 +529,14 @@ static la_status stream_flush(la_semantic_stream *s) {
         size_t rescored = 0;
         st = la_exec_simtile(x, "semantic_tiles", s->sd.Q, s->sd.nq, s->buf, s->nbuf, s->sd.d,
                              (uint32_t)(s->sd.ns - s->nbuf), &s->tp, &s->hits, s->top_idx, s->top_cos, &rescored);
+        /* the margin scores each held-out row's best seen row after the last batch: keep a copy
+         * of those that come from this one */
+        const uint32_t first = (uint32_t)(s->sd.ns - s->nbuf);
+        for (size_t q = 0; st == LA_OK && s->kept && q < s->sd.nq; q++) {
+            uint32_t b = s->top_idx[q * s->k];
+            if (b != LA_SIMTILE_NONE && b >= first)
+                memcpy(s->kept + q * s->sd.d, s->buf + (size_t)(b - first) * s->sd.d, s->sd.d * sizeof *s->kept);
+        }
         s->seconds += la_now() - t0;
         s->rescored += rescored;
         const la_stage *stg = la_exec_stage(x, "semantic_tiles");
@@ -428,8 +587,13 @@ la_status la_semantic_stream_end(la_semantic_stream *s, la_pairs *out, la_semant
     /* each batch's hits are in (q, s) order: all of them in that order, as one call gives them */
     if (s->hits.n > 1) qsort(s->hits.v, s->hits.n, sizeof *s->hits.v, stream_hit_cmp);
     size_t before = out->n;
-    la_status st = emit(&s->sd, &s->hits, s->p.topk, s->top_idx, s->top_cos, out, nearest);
+    margins mg;
+    la_status st = margin_links(&s->p, s->sd.Q, s->sd.nq, s->sd.d, s->top_idx, s->top_cos, s->k, NULL, s->kept,
+                                &s->hits, &mg);
+    s->seconds += mg.seconds;
+    if (st == LA_OK) st = emit(&s->sd, &s->hits, s->p.topk, s->k, s->top_idx, s->top_cos, &mg, out, nearest);
     if (st != LA_OK) {
+        margins_free(&mg);
         out->n = before;
         return st;
     }
@@ -444,7 +608,11 @@ la_status la_semantic_stream_end(la_semantic_stream *s, la_pairs *out, la_semant
         stats->gflops = s->seconds > 0 ? 2.0 * (double)s->sd.nq * (double)s->sd.ns * (double)s->sd.d / s->seconds / 1e9 : 0;
         stats->backend = s->on_gpu ? "gpu" : "cpu";
         memcpy(stats->fallback, s->fallback, sizeof stats->fallback);
+        stats->margin_candidates = mg.candidates;
+        stats->margin_links = mg.links;
+        stats->margin_seconds = mg.seconds;
     }
+    margins_free(&mg);
     return LA_OK;
 }
 
@@ -596,6 +764,7 @@ static la_status find(const la_table *t, uint32_t heldout_part, const float *emb
         return la_error(LA_EINVAL, "semantic threshold %g: expected a cosine in (0, 1]", p->threshold);
     if (p->topk < 1 || p->topk > 1024)
         return la_error(LA_EINVAL, "semantic: topk %u: expected 1..1024", p->topk);
+    LA_TRY(check_margin(p));
     if (la_table_nrows(t) > UINT32_MAX)
         return la_error(LA_EINVAL, "semantic: more than 2^32 rows");
 
@@ -605,7 +774,9 @@ static la_status find(const la_table *t, uint32_t heldout_part, const float *emb
     int method = la_semantic_method_for(p, sd.nq, sd.ns, dim);
     la_status st = LA_OK;
     la_simtile_hits hits = {0};
-    uint32_t k = p->topk;
+    la_semantic_params ps = *p; /* the search keeps the margin's K when it is longer */
+    ps.topk = search_k(p);
+    uint32_t k = ps.topk;
     uint32_t *top_idx = la_malloc_nm(sd.nq, k, sizeof *top_idx);
     float *top_cos = la_malloc_nm(sd.nq, k, sizeof *top_cos);
     size_t rescored = 0;
@@ -617,11 +788,11 @@ static la_status find(const la_table *t, uint32_t heldout_part, const float *emb
     } else if (sd.nq == 0 || sd.ns == 0) {
         la_simtile_top_init(top_idx, top_cos, sd.nq, k);
     } else if (method == LA_SEMANTIC_TILES) {
-        st = run_tiles(&sd, p, &hits, top_idx, top_cos, &rescored, &on_gpu, fallback,
+        st = run_tiles(&sd, &ps, &hits, top_idx, top_cos, &rescored, &on_gpu, fallback,
                        sizeof fallback);
     } else if (method == LA_SEMANTIC_FAISS || method == LA_SEMANTIC_FAISS_IVF) {
 #ifdef LA_HAVE_FAISS
-        st = run_faiss(&sd, p, method == LA_SEMANTIC_FAISS_IVF, &hits, top_idx, top_cos);
+        st = run_faiss(&sd, &ps, method == LA_SEMANTIC_FAISS_IVF, &hits, top_idx, top_cos);
 #else
         st = la_error(LA_EUNSUPPORTED, "semantic method %s: this build has no FAISS "
                       "(install libfaiss-dev and rebuild)", la_semantic_method_name(method));
@@ -629,9 +800,11 @@ static la_status find(const la_table *t, uint32_t heldout_part, const float *emb
     } else {
         st = la_error(LA_EINVAL, "semantic: unknown method %d", p->method);
     }
+    margins mg = {0};
+    if (st == LA_OK && sd.ns) st = margin_links(p, sd.Q, sd.nq, dim, top_idx, top_cos, k, sd.S, NULL, &hits, &mg);
     double secs = la_now() - t0;
     size_t before = out->n;
-    if (st == LA_OK) st = emit(&sd, &hits, k, top_idx, top_cos, out, nearest);
+    if (st == LA_OK) st = emit(&sd, &hits, p->topk, k, top_idx, top_cos, &mg, out, nearest);
     if (st == LA_OK && stats) {
         stats->method = method == LA_SEMANTIC_TILES ? "tiles"
                         : method == LA_SEMANTIC_FAISS ? "faiss" : "faiss-ivf";
@@ -644,7 +817,11 @@ static la_status find(const la_table *t, uint32_t heldout_part, const float *emb
         stats->gflops = secs > 0 ? 2.0 * (double)sd.nq * (double)sd.ns * (double)dim / secs / 1e9 : 0;
         stats->backend = on_gpu ? "gpu" : "cpu";
         memcpy(stats->fallback, fallback, sizeof stats->fallback);
+        stats->margin_candidates = mg.candidates;
+        stats->margin_links = mg.links;
+        stats->margin_seconds = mg.seconds;
     }
+    margins_free(&mg);
     if (st != LA_OK) out->n = before;
     free(top_idx);
     free(top_cos);

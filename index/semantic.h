@@ -44,6 +44,15 @@ enum {
  * 100k x 10k measurements (docs/semantic.md). */
 #define LA_SEMANTIC_APPROX_ABOVE 3e13
 
+/* The ratio margin (docs/semantic.md, "Translations: the ratio margin"): a held-out row's best seen
+ * row is linked below the threshold when its cosine stands out from both rows' neighbourhoods,
+ *   margin = cosine / ((mean of the held-out row's K best cosines over seen rows
+ *                       + mean of the seen row's K best cosines over held-out rows) / 2) >= margin,
+ * with K = LA_SEMANTIC_MARGIN_K, and the cosine at least the threshold minus
+ * LA_SEMANTIC_MARGIN_BELOW. */
+#define LA_SEMANTIC_MARGIN_K 16
+#define LA_SEMANTIC_MARGIN_BELOW 0.07
+
 /* "no neighbour" in la_semantic_nearest.seen */
 #define LA_SEMANTIC_NONE UINT32_MAX
 
@@ -55,6 +64,8 @@ typedef struct la_semantic_params {
     uint32_t ivf_nlist;   /* IVF cells; 0 = about 4 * sqrt(n_seen) */
     uint32_t ivf_nprobe;  /* IVF cells visited per query; 0 = default */
     double approx_above;  /* see LA_SEMANTIC_APPROX_ABOVE; <= 0 never goes approximate */
+    double margin;        /* ratio margin for links below the threshold (see above); 0 = off */
+    uint32_t margin_k;    /* K of the margin; LA_SEMANTIC_MARGIN_K by default */
     double approx_max_bytes; /* auto takes the approximate index only when the seen vectors take at
                                 most this many bytes (it holds them all); <= 0: no bound */
     la_exec *exec;        /* where the tiles run (stage "semantic_tiles", dispatch.h); NULL = the CPU
@@ -62,7 +73,7 @@ typedef struct la_semantic_params {
                              size. A device failure falls back as the exec says. Borrowed. */
 } la_semantic_params;
 
-/* threshold LA_SEMANTIC_THRESHOLD_MODEL, topk 1, auto, all threads, CPU. */
+/* threshold LA_SEMANTIC_THRESHOLD_MODEL, topk 1, no margin, auto, all threads, CPU. */
 void la_semantic_params_default(la_semantic_params *p);
 
 /* For every held-out row (in table order) its k nearest seen rows, best first. */
@@ -80,6 +91,9 @@ typedef struct la_semantic_stats {
     const char *method;   /* "tiles", "faiss", "faiss-ivf" (static string) */
     size_t n_heldout, n_seen, dim, n_pairs;
     size_t rescored;      /* candidates within the re-score margin of the threshold (tiles) */
+    size_t margin_candidates; /* held-out rows whose best seen row was scored by the margin */
+    size_t margin_links;  /* of them, linked by it (pairs with margin set) */
+    double margin_seconds; /* wall time of the margin's pass (part of seconds) */
     double seconds;       /* wall time of the search */
     double gflops;        /* 2 * n_heldout * n_seen * dim / seconds / 1e9 (exact paths) */
     const char *backend;  /* "gpu" when the tiles ran on a device backend, else "cpu" (static string) */
@@ -91,7 +105,8 @@ typedef struct la_semantic_stats {
  *   t: the table; rows of heldout_part are held out, all other rows are seen.
  *   emb: la_table_nrows(t) x dim floats, row-major, in table row order, each row L2-normalized
  *        (la_vec_check_normalize) or zero (matches nothing). Borrowed for the call.
- *   out: pairs appended, a = seen row, b = held-out row, kinds LA_KIND_SEMANTIC, cosine set.
+ *   out: pairs appended, a = seen row, b = held-out row, kinds LA_KIND_SEMANTIC, cosine set (and
+ *        margin, for the links the margin adds below the threshold when p->margin > 0).
  *        Appended in (b, a) order; run la_pairs_normalize to merge with other evidence.
  *   nearest: filled (caller frees with la_semantic_nearest_free); may be NULL.
  *   stats: may be NULL.

@@ -50,7 +50,7 @@ void la_simtile_top_init(uint32_t *top_idx, float *top_cos, size_t nq, uint32_t 
     }
 }
 
-static int hits_push(la_simtile_hits *h, uint32_t q, uint32_t s, float c) {
+int la_simtile_hits_push(la_simtile_hits *h, uint32_t q, uint32_t s, float c) {
     if (h->n == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 256;
         la_simtile_hit *v = realloc(h->v, cap * sizeof *v);
@@ -109,7 +109,7 @@ static int take_candidate(const job *jb, size_t q, size_t s0, size_t j, float c,
     uint32_t s = jb->s_offset + (uint32_t)(s0 + j);
     float e = la_simtile_dot(jb->Q + q * d, jb->S + (s0 + j) * d, d);
     if (c >= cand && c < sure) (*rescored)++;
-    if (e >= jb->thr && hits_push(out, (uint32_t)q, s, e)) return -1;
+    if (e >= jb->thr && la_simtile_hits_push(out, (uint32_t)q, s, e)) return -1;
     if (k) {
         uint32_t *ti = jb->top_idx + q * k;
         float *tc = jb->top_cos + q * k;

@@ -57,6 +57,8 @@ typedef struct la_simtile_stats {
 
 void la_simtile_params_default(la_simtile_params *p);
 void la_simtile_hits_free(la_simtile_hits *h);
+/* Append one hit; 0, or -1 when out of memory. */
+int la_simtile_hits_push(la_simtile_hits *h, uint32_t q, uint32_t s, float c);
 
 /* Prepare top-k lists for nq held-out rows: idx = LA_SIMTILE_NONE, cos = -inf. */
 void la_simtile_top_init(uint32_t *top_idx, float *top_cos, size_t nq, uint32_t k);

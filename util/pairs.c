@@ -13,7 +13,7 @@ la_pair la_pair_make(uint32_t a, uint32_t b, uint32_t kinds)
     p.a = a;
     p.b = b;
     p.kinds = kinds;
-    p.jaccard = p.containment = p.minhash = p.cosine = NAN;
+    p.jaccard = p.containment = p.minhash = p.cosine = p.margin = NAN;
     p.simhash_dist = -1;
     p.wcontainment = p.wwords = p.slot_evidence = NAN;
     p.grade = LA_GRADE_NONE;
@@ -58,6 +58,7 @@ void la_pairs_normalize(la_pairs *p)
             o->containment = keep(o->containment, x->containment);
             o->minhash = keep(o->minhash, x->minhash);
             o->cosine = keep(o->cosine, x->cosine);
+            o->margin = keep(o->margin, x->margin);
             if (o->simhash_dist < 0 || (x->simhash_dist >= 0 && x->simhash_dist < o->simhash_dist))
                 o->simhash_dist = x->simhash_dist;
             o->wcontainment = keep(o->wcontainment, x->wcontainment);

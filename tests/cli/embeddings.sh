@@ -60,4 +60,48 @@ la audit --dev dev.jsonl --test test.jsonl --near off --embeddings dev=dev.npy -
 expect_rc 2
 expect_has err.txt "no embeddings for partition 'test'"
 
+check "--semantic-margin: a translation-like pair below the threshold is linked with its margin; off by default"
+python3 - <<'PY'
+import json, math, random
+rnd = random.Random(7)
+def unit(v):
+    n = math.sqrt(sum(x * x for x in v)); return [x / n for x in v]
+def rand(): return unit([rnd.gauss(0, 1) for _ in range(16)])
+dev = [rand() for _ in range(40)]
+test = [rand() for _ in range(10)]
+# t0 is d0 at cosine 0.87: below 0.92, but far above both rows' other neighbours
+u = rand(); d = sum(a * b for a, b in zip(u, dev[0])); u = unit([a - d * b for a, b in zip(u, dev[0])])
+test[0] = [0.87 * a + math.sqrt(1 - 0.87 ** 2) * b for a, b in zip(dev[0], u)]
+for name, rows in (("mdev", dev), ("mtest", test)):
+    with open(name + ".jsonl", "w") as f:
+        for i, v in enumerate(rows):
+            f.write(json.dumps({"id": f"{name[1]}{i}", "text": f"row {name} {i}", "vec": v}) + "\n")
+PY
+la audit --dev mdev.jsonl --test mtest.jsonl --near off --embedding-field vec --semantic-threshold 0.92 --out moff
+expect_rc 0
+expect_has moff/report.json '"margin": {"ratio": null, "source": "off: no margin is calibrated for this embedding'
+la audit --dev mdev.jsonl --test mtest.jsonl --near off --embedding-field vec --semantic-threshold 0.92 \
+  --semantic-margin 1.065 --out mon
+expect_rc 1
+python3 - mon <<'PY' || fail "the margin link is not as expected"
+import json, sys
+p = [json.loads(l) for l in open(sys.argv[1] + "/pairs.jsonl")]
+assert [(x["id_a"], x["id_b"], x["kinds"]) for x in p] == [("d0", "t0", ["semantic"])], p
+s = p[0]["scores"]
+assert 0.85 <= s["cosine"] < 0.92 and s["margin"] >= 1.065, s
+m = json.load(open(sys.argv[1] + "/report.json"))["findings"]["semantic"]["margin"]
+assert m["ratio"] == 1.065 and m["k"] == 16 and m["links"] == 1 and m["source"] == "--semantic-margin", m
+PY
+expect_has mon/report.md "Ratio margin (--semantic-margin)"
+for bad in 0.9 abc 3; do
+  la audit --dev mdev.jsonl --test mtest.jsonl --near off --embedding-field vec --semantic-margin "$bad" --out mbad
+  expect_rc 2
+  expect_has err.txt "--semantic-margin $bad: expected a ratio from 1 to 2"
+  [ ! -e mbad ] || fail "a refused --semantic-margin $bad wrote mbad"
+done
+la audit --dev mdev.jsonl --test mtest.jsonl --near off --embedding-field vec --semantic-margin 1.065 --shard 0/2 \
+  --out mshard
+expect_rc 2
+expect_has err.txt "--shard: --semantic-margin compares each pair with every seen row's neighbourhood"
+
 pass
