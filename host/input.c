@@ -382,7 +382,10 @@ static la_status read_stored(la_input_blocks *b, char *dst, size_t cap, size_t *
         r += k;
     }
     if (ferror(b->f)) return la_error(LA_EIO, "%s: read error: %s", b->path, strerror(errno));
-    crypto_generichash_update(&b->h, (const unsigned char *)dst, r);
+    if (!b->defer) {
+        crypto_generichash_update(&b->h, (const unsigned char *)dst, r);
+        b->hashed += r;
+    }
     b->stored += r;
     *got = r;
     return LA_OK;
@@ -444,6 +447,24 @@ static la_status decode_some(la_input_blocks *b, char *dst, size_t cap, size_t *
         if (last != 0 && o.pos == 0) return la_error(LA_EINPUT, "%s: truncated zstd data", b->path);
         if (last == 0) b->done = 1;
     }
+    return LA_OK;
+}
+
+void la_input_blocks_defer_hash(la_input_blocks *b)
+{
+    if (!b->z && !b->is_stdin) b->defer = 1;
+}
+
+la_status la_input_blocks_absorb(void *ctx, uint64_t off, const char *p, size_t n)
+{
+    la_input_blocks *b = ctx;
+    if (!b->defer) return LA_OK; /* the reads fingerprint */
+    if (off > b->hashed) return la_error(LA_EINTERNAL, "%s: fingerprint: bytes from %llu given after %llu", b->path,
+                                         (unsigned long long)off, (unsigned long long)b->hashed);
+    uint64_t skip = b->hashed - off;
+    if (skip >= n) return LA_OK;
+    crypto_generichash_update(&b->h, (const unsigned char *)p + skip, n - (size_t)skip);
+    b->hashed += n - skip;
     return LA_OK;
 }
 

@@ -51,6 +51,8 @@ typedef struct la_input_blocks {
     uint64_t n, limit;       /* bytes given out so far (decompressed); the most allowed */
     uint64_t size;           /* the file's size when it was opened */
     uint64_t stored;         /* bytes read from the file */
+    uint64_t hashed;         /* of them, in the fingerprint so far */
+    int defer;               /* plain input: the reads leave the fingerprint to la_input_blocks_absorb */
     crypto_generichash_state h;
     const char *compression; /* "none", "gzip" or "zstd" (static) */
     void *z;                 /* the decoder: z_stream or ZSTD_DStream, NULL for plain */
@@ -74,6 +76,12 @@ la_status la_input_blocks_read(void *b, char *dst, size_t cap, size_t *got /* OU
  * input whole, as la_input_read gives it, from the n bytes read so far (head, taken over whatever
  * happens) and the rest. Closes b. */
 la_status la_input_blocks_rest(la_input_blocks *b, char *head, size_t n, la_input *out /* OUT */);
+/* Leave the fingerprint of what plain input reads from now on to la_input_blocks_absorb (which
+ * any one thread may call between reads); compressed input keeps fingerprinting its reads. */
+void la_input_blocks_defer_hash(la_input_blocks *b);
+/* Bytes [off, off + n) of the input, which the fingerprint takes where they pass what it holds: a
+ * gap between them (off past what it holds) is LA_EINTERNAL. A la_record_pipe absorb function (b). */
+la_status la_input_blocks_absorb(void *b, uint64_t off, const char *p, size_t n);
 /* Close the file; info gets the fingerprint, the bytes stored and the compression (data NULL). */
 void la_input_blocks_close(la_input_blocks *b, la_input *info /* OUT */);
 

@@ -756,7 +756,7 @@ static void release_chunk(void *ctx, void *chunk)
 }
 
 static const la_record_pipe checked_pipe = {prepare_chunk_record, commit_chunk_record, release_chunk,
-                                            sizeof(checked_chunk), NULL};
+                                            sizeof(checked_chunk), NULL, NULL, NULL};
 
 /* First pass: does any record carry the id field? It stops at the first one that does (have_id
  * ends la_records_each_until), so only a file without ids is read twice to the end. */
@@ -868,6 +868,9 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     la_input info;
     /* a small plain file takes a buffer of its size, one byte more to see its end in one read */
     int plain = !strcmp(b.compression, "none");
+    /* a plain file's fingerprint is taken as its lines are parsed (la_jsonl_each_read); should the
+     * file be read whole after all, that read takes its own */
+    la_input_blocks_defer_hash(&b);
     size_t first_len = plain && !b.is_stdin && b.size < block ? (size_t)b.size + 1 : block;
     char *buf = malloc(first_len + 1);
     size_t got = 0;
@@ -918,6 +921,9 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         fi->ids_generated = p.ids_generated = probe.ids_generated;
         la_record_pipe pipe = checked_pipe;
         pipe.origin = &p.origin;
+        /* the fingerprint runs beside the parse, window by window */
+        pipe.absorb = la_input_blocks_absorb;
+        pipe.absorb_ctx = &b;
         /* the rows of a compressed file or of standard input keep their records: the manifests
          * cannot seek in them */
         p.by_place = plain && !b.is_stdin;
@@ -927,6 +933,9 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         free(buf);
     }
     end(&p);
+    if (st == LA_OK && b.hashed != b.stored)
+        st = la_error(LA_EINTERNAL, "%s: the fingerprint holds %llu of %llu bytes", path, (unsigned long long)b.hashed,
+                      (unsigned long long)b.stored);
     la_input_blocks_close(&b, &info);
     note_stored(fi, &info);
     return st;

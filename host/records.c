@@ -475,11 +475,22 @@ typedef struct jsonl_chunk {
     void *state;      /* the caller's, pipe->chunk_bytes zeroed bytes */
 } jsonl_chunk;
 
+/* A window's bytes for pipe->absorb: item 0 of the window's parallel loop. */
+typedef struct absorb_job {
+    const char *p;
+    size_t n;
+    uint64_t off;
+    int done;
+    la_status st;
+    char err[256];
+} absorb_job;
+
 typedef struct jsonl_run {
     const la_record_pipe *pipe;
     void *ctx;
     const la_limits *lim;
     jsonl_chunk *chunks; /* the window */
+    absorb_job *ab;      /* NULL: no absorb */
 } jsonl_run;
 
 typedef struct chunk_call {
@@ -506,12 +517,28 @@ static void parse_chunk(const jsonl_run *run, jsonl_chunk *c)
     c->done = 1;
 }
 
+static void absorb_window(const jsonl_run *run)
+{
+    absorb_job *ab = run->ab;
+    ab->st = run->pipe->absorb(run->pipe->absorb_ctx, ab->off, ab->p, ab->n);
+    if (ab->st != LA_OK) snprintf(ab->err, sizeof ab->err, "%s", la_last_error());
+    ab->done = 1;
+}
+
+/* Items of a window: with absorb, item 0 absorbs its bytes and item i parses chunk i - 1. */
 static la_status parse_chunks(void *arg, int worker, size_t begin, size_t end)
 {
     const jsonl_run *run = arg;
+    (void)worker;
     for (size_t i = begin; i < end; i++) {
-        parse_chunk(run, &run->chunks[i]);
-        if (run->chunks[i].st != LA_OK) return run->chunks[i].st;
+        if (run->ab && i == 0) {
+            absorb_window(run);
+            if (run->ab->st != LA_OK) return run->ab->st;
+            continue;
+        }
+        jsonl_chunk *c = &run->chunks[run->ab ? i - 1 : i];
+        parse_chunk(run, c);
+        if (c->st != LA_OK) return c->st;
     }
     return LA_OK;
 }
@@ -556,6 +583,9 @@ typedef struct jsonl_job {
     size_t window, state_bytes;
     int nt;
     uint32_t line;
+    absorb_job ab;
+    const char *buf;     /* with absorb: where the block in memory starts, */
+    uint64_t base;       /* and where it lies in the input */
 } jsonl_job;
 
 static la_status job_begin(jsonl_job *j, const char *path, const la_limits *lim, int threads,
@@ -565,7 +595,7 @@ static la_status job_begin(jsonl_job *j, const char *path, const la_limits *lim,
     j->nt = la_parallel_threads(threads);
     j->window = (size_t)j->nt * CHUNKS_PER_THREAD;
     j->state_bytes = pipe->chunk_bytes ? pipe->chunk_bytes : 1;
-    j->run = (jsonl_run){pipe, ctx, lim, la_calloc_n(j->window, sizeof(jsonl_chunk))};
+    j->run = (jsonl_run){pipe, ctx, lim, la_calloc_n(j->window, sizeof(jsonl_chunk)), NULL};
     j->states = la_malloc_nm(j->window, j->state_bytes, 1);
     j->k = (counted){NULL, NULL, lim, path, 0, NULL, 0};
     if (!j->run.chunks || !j->states) {
@@ -588,8 +618,15 @@ static la_status job_lines(jsonl_job *j, const char *p, const char *end)
 {
     la_status st = LA_OK;
     while (st == LA_OK && p < end) {
+        const char *from = p;
         size_t n = cut_window(&p, end, j->run.chunks, j->window, j->states, j->state_bytes);
-        la_parallel_for(j->nt, n, 1, parse_chunks, &j->run); /* each chunk keeps its own status */
+        if (j->run.ab) j->ab = (absorb_job){from, (size_t)(p - from), j->base + (uint64_t)(from - j->buf), 0, LA_OK, ""};
+        /* each chunk keeps its own status */
+        la_parallel_for(j->nt, n + (j->run.ab != NULL), 1, parse_chunks, &j->run);
+        if (j->run.ab) {
+            if (!j->ab.done) absorb_window(&j->run); /* the loop stopped before it */
+            if (j->ab.st != LA_OK) st = la_error(j->ab.st, "%s", j->ab.err);
+        }
         for (size_t i = 0; i < n; i++) {
             jsonl_chunk *c = &j->run.chunks[i];
             /* a failure later in the window stops the workers; what comes before it is read all
@@ -628,6 +665,10 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
                      : 0;
     int eof = 0;
     uint64_t base = 0; /* where buf[0] lies in the input */
+    if (pipe->absorb) {
+        j.run.ab = &j.ab;
+        if (pos) st = pipe->absorb(pipe->absorb_ctx, 0, buf, pos); /* the byte order mark */
+    }
     while (st == LA_OK) {
         /* the complete lines read so far; the rest of a line waits for the next block */
         const char *nl = NULL;
@@ -638,6 +679,8 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
             }
         const char *end = eof ? buf + len : nl ? nl + 1 : buf + pos;
         if (pipe->origin) *pipe->origin = (la_block_origin){buf, base};
+        j.buf = buf;
+        j.base = base;
         if (end > buf + pos) st = job_lines(&j, buf + pos, end);
         if (st != LA_OK || eof) break;
         pos = (size_t)(end - buf);

@@ -76,6 +76,11 @@ typedef struct la_record_pipe {
     size_t chunk_bytes;
     /* la_jsonl_each_read only, or NULL: kept current while prepare runs */
     la_block_origin *origin;
+    /* la_jsonl_each_read only, or NULL: given each window's bytes [off, off + n) of the input once,
+     * in input order, on a worker thread while the window's chunks are parsed (the fingerprint of
+     * an input being read runs there instead of before the parse). A failure ends the reading. */
+    la_status (*absorb)(void *absorb_ctx, uint64_t off, const char *p, size_t n);
+    void *absorb_ctx;
 } la_record_pipe;
 
 /* Every record of the JSONL input `in` through pipe, records parsed on up to `threads` threads

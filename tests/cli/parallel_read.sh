@@ -5,7 +5,8 @@
 # bad line deep in a file, or a --max-rows overrun, gives the same message at every thread count.
 # The same for a file read a block at a time (LEAKAUDIT_READ_BLOCK: blocks of 4,000 and 1,000
 # bytes, so that lines straddle blocks and a line of 2 KB is longer than one) against every file
-# read whole (LEAKAUDIT_READ_BLOCK=0), plain, gzip (two members) and zstd (two frames), and a
+# read whole (LEAKAUDIT_READ_BLOCK=0), with the files' fingerprints (BLAKE2b-256, hashed beside the
+# parse) checked against Python's, plain, gzip (two members) and zstd (two frames), and a
 # truncated compressed file failing with the same message either way; and standard input, read a
 # block at a time or, when the first block says it must be (compressed, no ids), whole.
 source "$(dirname "$0")/lib.bash"
@@ -150,6 +151,22 @@ for blk in 0 4000 70; do
     [ "$blk" = 0 ] || same_outputs bom0 "bom$blk"
 done
 expect_has bom0/dev.jsonl 'and the last line has no newline'
+
+check "the fingerprint of a file read a block at a time (hashed beside the parse) is its BLAKE2b-256"
+# blocks of 4,000 bytes: the first is hashed as it is read, the rest window by window on a worker
+for t in 1 3; do
+    LEAKAUDIT_READ_BLOCK=4000 la audit --dev dev.jsonl --part extra=extra.jsonl --test bom.jsonl --on-invalid reject \
+        --embed none --near off --threads "$t" --out "fp$t"
+    expect_rc 0
+    python3 - "fp$t/report.json" <<'PY' || fail "a fingerprint is not the file's BLAKE2b-256 at --threads $t"
+import hashlib, json, sys
+inputs = json.load(open(sys.argv[1]))["inputs"]
+assert len(inputs) == 3, inputs
+for i in inputs:
+    want = hashlib.blake2b(open(i["path"], "rb").read(), digest_size=32).hexdigest()
+    assert i["blake2b_256"] == want, (i["path"], i["blake2b_256"], want)
+PY
+done
 
 check "gzip and zstd read a block at a time as they decompress, or whole: the same files, the same failures"
 # two gzip members and two zstd frames, the second starting inside a line
