@@ -66,6 +66,8 @@ int la_cpu_minhash_agree(const uint32_t *x, const uint32_t *y, int k);
 
 /* Weighted SimHash of a SORTED shingle multiset h[0..n): each distinct value votes with its count. */
 uint64_t la_cpu_simhash(const uint64_t *h, size_t n);
+/* The same with the portable loop whatever the CPU (la_cpu_simhash takes AVX-512 where it can). */
+uint64_t la_cpu_simhash_portable(const uint64_t *h, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,14 @@
 /*
  * simhash.c - the CPU loop of the weighted 64-bit SimHash (math in simhash_core.h). The input is a
  * sorted shingle multiset, so each run of equal hashes is one distinct shingle whose length is its
- * weight.
+ * weight. Two loops count the same integers: on x86-64 hosts with AVX-512 (F + BW, checked at run
+ * time) a masked byte add per shingle (simhash_avx512); elsewhere eight-bit lanes in 64-bit words
+ * (SWAR). la_cpu_simhash_portable always takes the second, for tests.
  */
 #include "near_kernels.h"
 #include "simhash_core.h"
+
+#include <pthread.h>
 
 /* Byte k of k_spread[b] is bit k of b: a shingle's 64 votes as eight 8-byte lanes, so one add
  * counts eight bits (SWAR). The counts are exact integers, so the fingerprint has the bits of
@@ -26,7 +30,16 @@ static void flush(uint64_t lane[8], uint64_t ones[64])
     }
 }
 
-uint64_t la_cpu_simhash(const uint64_t *h, size_t n)
+/* The fingerprint of the counts: bit b is set when the weight with bit b set is more than half. */
+static uint64_t finish(const uint64_t ones[64], uint64_t total)
+{
+    uint64_t s = 0;
+    for (int b = 0; b < 64; b++)
+        if (2 * ones[b] > total) s |= 1ull << b;
+    return s;
+}
+
+uint64_t la_cpu_simhash_portable(const uint64_t *h, size_t n)
 {
     uint64_t ones[64] = {0}, lane[8] = {0}, total = 0;
     unsigned held = 0; /* weight in the lanes since the last flush */
@@ -49,8 +62,68 @@ uint64_t la_cpu_simhash(const uint64_t *h, size_t n)
         i = j;
     }
     flush(lane, ones);
-    uint64_t s = 0;
-    for (int b = 0; b < 64; b++)
-        if (2 * ones[b] > total) s |= 1ull << b;
-    return s;
+    return finish(ones, total);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define LA_SIMHASH_AVX512 1
+#include <immintrin.h>
+
+/* Byte b of the accumulator counts bit b's weight since the last flush: the shingle's hash is the
+ * mask of a byte add of its weight. Flushed into four vectors of 32-bit counts before a byte could
+ * pass 255. */
+__attribute__((target("avx512f,avx512bw")))
+static uint64_t simhash_avx512(const uint64_t *h, size_t n)
+{
+    __m512i acc = _mm512_setzero_si512(), c[4];
+    for (int q = 0; q < 4; q++) c[q] = _mm512_setzero_si512();
+    uint64_t total = 0;
+    unsigned held = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n && h[j] == h[i]) j++;
+        __mmask64 v = (__mmask64)la_simhash_hash(h[i]);
+        total += j - i;
+        for (size_t w = j - i; w > 0;) {
+            unsigned part = w < 255 ? (unsigned)w : 255;
+            if (held + part > 255) {
+                for (int q = 0; q < 4; q++)
+                    c[q] = _mm512_add_epi32(c[q], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, q)));
+                acc = _mm512_setzero_si512();
+                held = 0;
+            }
+            acc = _mm512_mask_add_epi8(acc, v, acc, _mm512_set1_epi8((char)part));
+            held += part;
+            w -= part;
+        }
+        i = j;
+    }
+    uint32_t lanes[64];
+    for (int q = 0; q < 4; q++) {
+        c[q] = _mm512_add_epi32(c[q], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, q)));
+        _mm512_storeu_si512((void *)(lanes + 16 * q), c[q]);
+    }
+    uint64_t ones[64];
+    for (int b = 0; b < 64; b++) ones[b] = lanes[b];
+    return finish(ones, total);
+}
+
+static int have_avx512;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void cpu_init(void)
+{
+    __builtin_cpu_init();
+    have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+}
+#endif
+
+uint64_t la_cpu_simhash(const uint64_t *h, size_t n)
+{
+#ifdef LA_SIMHASH_AVX512
+    pthread_once(&cpu_once, cpu_init);
+    if (have_avx512) return simhash_avx512(h, n);
+#endif
+    return la_cpu_simhash_portable(h, n);
 }

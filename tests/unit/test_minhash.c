@@ -164,8 +164,9 @@ static void test_shingle_sort(void **state)
     free(b);
 }
 
-/* The CPU SimHash counts eight bits per add; it must give the bits of the per-bit vote loop that
- * the CUDA kernel runs, for runs of equal shingles of any weight (past the byte counters' 255 too). */
+/* The CPU SimHash counts eight bits per add (one masked byte add of 64 bits with AVX-512, eight
+ * 8-bit lanes of a word without); both must give the bits of the per-bit vote loop that the CUDA
+ * kernel runs, for runs of equal shingles of any weight (past the byte counters' 255 too). */
 static void test_simhash_matches_vote_loop(void **state)
 {
     (void)state;
@@ -188,6 +189,7 @@ static void test_simhash_matches_vote_loop(void **state)
             i = j;
         }
         assert_true(la_cpu_simhash(h, n) == la_simhash_finish(acc));
+        assert_true(la_cpu_simhash_portable(h, n) == la_simhash_finish(acc));
     }
     free(h);
 }
