@@ -422,25 +422,29 @@ typedef struct df_table {
 
 static uint64_t live_key(uint64_t k) { return k ? k : 1; }
 
+/* Where a key's probe starts: keys are la_mix64 outputs already (a word's lowest bit says whether it
+ * is a number), so bits above the lowest are as good as a hash of them. */
+static size_t df_index(uint64_t k) { return (size_t)(k >> 8); }
+
 /* How many keys ahead count_rows prefetches the slot it will probe. */
 enum { PROBE_AHEAD = 16 };
 
 static size_t df_find(const df_table *t, uint64_t k)
 {
     k = live_key(k);
-    for (size_t i = (size_t)la_mix64(k) & t->mask;; i = (i + 1) & t->mask) {
+    for (size_t i = df_index(k) & t->mask;; i = (i + 1) & t->mask) {
         if (t->e[i].key == k) return i;
         if (!t->e[i].key) return SIZE_MAX;
     }
 }
 
 /* The slot a probe of key k starts at. */
-static size_t df_home(const df_table *t, uint64_t k) { return (size_t)la_mix64(live_key(k)) & t->mask; }
+static size_t df_home(const df_table *t, uint64_t k) { return df_index(live_key(k)) & t->mask; }
 
 static void df_insert(df_table *t, uint64_t k)
 {
     k = live_key(k);
-    size_t i = (size_t)la_mix64(k) & t->mask;
+    size_t i = df_index(k) & t->mask;
     while (t->e[i].key && t->e[i].key != k) i = (i + 1) & t->mask;
     t->e[i].key = k;
 }
@@ -534,7 +538,8 @@ static int first_hit(scratch *s, size_t at)
 {
     uint64_t tag = (uint64_t)at << 32 | s->stamp;
     size_t mask = s->seencap - 1;
-    for (size_t i = (size_t)la_mix64(at) & mask;; i = (i + 1) & mask) {
+    /* slots are distinct small integers: a multiplicative hash spreads them */
+    for (size_t i = (size_t)((uint64_t)at * 0x9e3779b97f4a7c15ull >> 32) & mask;; i = (i + 1) & mask) {
         if ((uint32_t)s->seen[i] != s->stamp) {
             s->seen[i] = tag;
             return 1;
