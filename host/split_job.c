@@ -10,9 +10,13 @@
 #include "la_alloc.h"
 #include "outdir.h"
 #include "pipeline.h"
+#include "semantic.h"
 #include "simtile.h"
+#include "simtile_core.h"
 
 #include <sodium.h>
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,7 @@ const struct option la_split_options[] = {LA_CLI_COMMON_OPTIONS,
                                           {"backend", required_argument, 0, OPT_BACKEND},
                                           LA_NEAR_LONG_OPTIONS(OPT_NEAR),
                                           LA_SEMANTIC_LONG_OPTIONS(OPT_SEMANTIC),
+                                          {"semantic-margin", required_argument, 0, OPT_SEMANTIC},
                                           {0, 0, 0, 0}};
 
 void la_split_job_init(la_split_job *j)
@@ -155,25 +160,83 @@ la_status la_split_job_finish(la_split_job *j)
     return s;
 }
 
-/* Pairs of rows whose embeddings have cosine >= the threshold: an exact self-join on the tiles. */
+/* The ratio margin on the self-join (index/semantic.h, as the audit applies it across the
+ * boundary): row i and its nearest other row b, when their cosine is below the threshold and at
+ * least the threshold minus LA_SEMANTIC_MARGIN_BELOW, join when it stands out from both rows'
+ * LA_SEMANTIC_MARGIN_K best cosines over the other rows: cosine / ((m_i + m_b) / 2) >= ratio.
+ * top_idx / top_cos: each row's k best over every row, itself among them. */
+static la_status margin_pairs(const uint32_t *top_idx, const float *top_cos, size_t n, uint32_t k, double threshold,
+                              double ratio, la_pairs *links)
+{
+    uint32_t *best = la_malloc_n(n, sizeof *best);
+    double *mean = la_malloc_n(n, sizeof *mean);
+    if (!best || !mean) {
+        free(best);
+        free(mean);
+        return la_error(LA_ENOMEM, "semantic: out of memory for the margin of %zu rows", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *idx = top_idx + i * k;
+        const float *cos = top_cos + i * k;
+        double sum = 0;
+        uint32_t m = 0;
+        best[i] = LA_SIMTILE_NONE;
+        for (uint32_t j = 0; j < k && idx[j] != LA_SIMTILE_NONE && m < LA_SEMANTIC_MARGIN_K; j++) {
+            if (idx[j] == i) continue;
+            if (best[i] == LA_SIMTILE_NONE) best[i] = j; /* the position of the nearest other row */
+            sum += cos[j];
+            m++;
+        }
+        mean[i] = m ? sum / m : NAN;
+    }
+    const double lowest = threshold - LA_SEMANTIC_MARGIN_BELOW;
+    la_status s = LA_OK;
+    for (size_t i = 0; s == LA_OK && i < n; i++) {
+        if (best[i] == LA_SIMTILE_NONE) continue;
+        uint32_t b = top_idx[i * k + best[i]];
+        float cv = top_cos[i * k + best[i]];
+        if (!(cv < (float)threshold && (double)cv >= lowest)) continue;
+        /* the pair seen from b's side first has the same cosine and means */
+        if (b < i && best[b] != LA_SIMTILE_NONE && top_idx[(size_t)b * k + best[b]] == i) continue;
+        double mm = (mean[i] + mean[b]) / 2;
+        if (!(mm > 0) || cv / mm < ratio) continue;
+        la_pair q = la_pair_make(b < i ? b : (uint32_t)i, b < i ? (uint32_t)i : b, LA_KIND_SEMANTIC);
+        q.cosine = cv;
+        q.margin = (float)(cv / mm);
+        s = la_pairs_push(links, &q);
+    }
+    free(best);
+    free(mean);
+    return s;
+}
+
+/* Pairs of rows whose embeddings have cosine >= the threshold: an exact self-join on the tiles;
+ * and below it, with the ratio margin on (--semantic-margin, or the model's own), pairs that
+ * stand out from both rows' neighbourhoods. */
 static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
                                 la_exec *x, la_pairs *links)
 {
     float *emb = NULL;
     size_t dim = 0, n = la_table_nrows(t);
-    const char *kind;
+    const char *kind, *source;
     la_semantic_opts chosen = *o;
     LA_TRY(la_semantic_choose_model(&chosen, t));
     o = &chosen;
     LA_TRY(la_semantic_embeddings(o, L, t, threads, &emb, &dim, &kind));
+    double ratio = la_semantic_margin_for(o, &source), threshold = la_semantic_threshold_for(o);
     la_simtile_params p;
     la_simtile_params_default(&p);
-    p.threshold = (float)la_semantic_threshold_for(o);
-    p.topk = 0;
+    p.threshold = (float)threshold;
+    p.topk = ratio > 0 ? LA_SEMANTIC_MARGIN_K + 1 : 0; /* a row is among its own nearest */
     p.threads = threads;
     la_simtile_hits hits = {0};
     size_t rescored = 0;
-    la_status s = n ? la_exec_simtile(x, "semantic_tiles", emb, n, emb, n, dim, 0, &p, &hits, NULL, NULL, &rescored) : LA_OK;
+    uint32_t *top_idx = p.topk ? la_malloc_nm(n, p.topk, sizeof *top_idx) : NULL;
+    float *top_cos = p.topk ? la_malloc_nm(n, p.topk, sizeof *top_cos) : NULL;
+    la_status s = LA_OK;
+    if (p.topk && n && (!top_idx || !top_cos)) s = la_error(LA_ENOMEM, "semantic: out of memory for the margin of %zu rows", n);
+    if (s == LA_OK && p.topk) la_simtile_top_init(top_idx, top_cos, n, p.topk);
+    if (s == LA_OK && n) s = la_exec_simtile(x, "semantic_tiles", emb, n, emb, n, dim, 0, &p, &hits, top_idx, top_cos, &rescored);
     free(emb);
     for (size_t k = 0; s == LA_OK && k < hits.n; k++) {
         if (hits.v[k].q >= hits.v[k].s) continue; /* each pair once, never a row with itself */
@@ -182,6 +245,9 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
         s = la_pairs_push(links, &q);
     }
     la_simtile_hits_free(&hits);
+    if (s == LA_OK && p.topk && n) s = margin_pairs(top_idx, top_cos, n, p.topk, threshold, ratio, links);
+    free(top_idx);
+    free(top_cos);
     return s;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The split maker ties revisions of one document without family ids: near copies join a group, so
-# a document revised across the cutoff is quarantined whole instead of landing on both sides.
+# a document revised across the cutoff is quarantined whole instead of landing on both sides; and
+# reworded copies through their embeddings, by cosine or (--semantic-margin) by the ratio margin.
 source "$(dirname "$0")/lib.bash"
 
 cat >docs.jsonl <<'J'
@@ -58,5 +59,44 @@ PY
 la split --cutoff 2026-01-01 --embeddings tickets.npy tickets.jsonl --out npy
 expect_rc 0
 expect_same field/assignments.jsonl npy/assignments.jsonl
+
+check "--semantic-margin: a pair below the threshold that stands out joins a group; a template's rows do not"
+# 20 rows of one template (every two at cosine 0.78) and one pair at 0.78 with nothing else near
+# it, all below the threshold of 0.82 and each side of the cutoff; the margin (0.78 over the mean
+# of both rows' 16 best) is about 1 for a template row and over 10 for the pair
+python3 - <<'PY'
+import json, math
+dim = 32
+def unit(i):
+    v = [0.0] * dim
+    v[i] = 1.0
+    return v
+a, b = math.sqrt(0.78), math.sqrt(0.22)
+rows = []
+for i in range(20):
+    rows.append({"id": "tmpl-%02d" % i, "available_on": "2025-12-01" if i % 2 else "2026-02-01",
+                 "text": "template %d" % i, "vec": [a * x + b * y for x, y in zip(unit(0), unit(1 + i))]})
+rows.append({"id": "pair-old", "available_on": "2025-11-20", "text": "one", "vec": [a * x + b * y for x, y in zip(unit(21), unit(22))]})
+rows.append({"id": "pair-new", "available_on": "2026-01-20", "text": "two", "vec": [a * x + b * y for x, y in zip(unit(21), unit(23))]})
+rows.append({"id": "alone", "available_on": "2026-03-01", "text": "three", "vec": unit(24)})
+with open("margin.jsonl", "w") as f:
+    for r in rows: f.write(json.dumps(r) + "\n")
+PY
+for m in off 1.065; do
+    la split --cutoff 2026-01-01 --near off --embedding-field vec --semantic-margin "$m" margin.jsonl --out "margin-$m"
+    expect_rc 0
+done
+python3 - margin-off/assignments.jsonl margin-1.065/assignments.jsonl <<'PY' || fail "the margin's groups are not as expected"
+import json, sys
+off, on = ({r["id"]: r["split_out"] for r in map(json.loads, open(p))} for p in sys.argv[1:])
+assert off["pair-old"] == "dev" and off["pair-new"] == "test", off
+assert on["pair-old"] == "quarantine" and on["pair-new"] == "quarantine", on
+for i in range(20):
+    want = "dev" if i % 2 else "test"
+    assert off["tmpl-%02d" % i] == want and on["tmpl-%02d" % i] == want, (i, off, on)
+assert on["alone"] == "test"
+PY
+la split --cutoff 2026-01-01 --near off --embedding-field vec margin.jsonl --out margin-default
+expect_same margin-off/assignments.jsonl margin-default/assignments.jsonl
 
 pass
