@@ -68,6 +68,9 @@ typedef struct la_report {
     size_t nsections;
     const la_report_timing *timings;
     size_t ntimings;
+    /* split: what joined the groups (a JSON object and a Markdown paragraph), or NULL */
+    const char *grouping_json;
+    const char *grouping_md;
     /* decided by la_report_summarize */
     int leaks;
     int exit_code;

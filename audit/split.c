@@ -141,6 +141,7 @@ la_status la_split_report_json(const la_report *r, const la_split *sp, la_buf *b
     la_report_backend_json(r, b);
     la_buf_puts(b, "},\n");
     la_report_inputs_json(r, b);
+    if (r->grouping_json) la_buf_printf(b, "  \"grouping\": %s,\n", r->grouping_json);
     la_buf_printf(b, "  \"counts\": {\"rows_read\": %zu, \"rows_placed\": %zu, \"rows_rejected\": %zu, "
                      "\"rows\": {\"dev\": %zu, \"test\": %zu, \"quarantine\": %zu}, "
                      "\"families\": {\"dev\": %zu, \"test\": %zu, \"quarantine\": %zu}},\n",
@@ -173,6 +174,7 @@ la_status la_split_report_md(const la_report *r, const la_split *sp, la_buf *b)
                      "entirely before the cutoff goes to dev, entirely on or after it to test, and a family that spans "
                      "it to quarantine.\n\n",
                   date);
+    if (r->grouping_md) la_buf_printf(b, "%s\n\n", r->grouping_md);
     la_buf_puts(b, "| set | rows | families |\n|---|---:|---:|\n");
     static const char *names[3] = {"dev", "test", "quarantine"};
     for (int k = 0; k < 3; k++) la_buf_printf(b, "| %s | %zu | %zu |\n", names[k], c.rows[k], c.groups[k]);

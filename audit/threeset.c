@@ -243,6 +243,7 @@ la_status la_threeset_manifest_json(const la_report *r, const la_threeset *ts, c
     la_report_backend_json(r, b);
     la_buf_puts(b, "},\n");
     la_report_inputs_json(r, b);
+    if (r->grouping_json) la_buf_printf(b, "  \"grouping\": %s,\n", r->grouping_json);
     la_buf_printf(b, "  \"counts\": {\"rows_read\": %zu, \"rows_placed\": %zu, \"rows_rejected\": %zu, \"sets\": {",
                   placed + r->nrejects, placed, r->nrejects);
     for (int s = 0; s < LA_SET_COUNT; s++) la_buf_printf(b, "%s\"%s\": %zu", s ? ", " : "", k_set_names[s], ts->rows[s]);
@@ -284,6 +285,7 @@ la_status la_threeset_manifest_md(const la_report *r, const la_threeset *ts, con
                      "class, dev share %.2f. Groups (families and copy clusters) are kept whole; later exact copies are "
                      "set aside (quarantine).\n\n",
                   (unsigned long long)p->seed, p->demos_per_class, p->dev_share);
+    if (r->grouping_md) la_buf_printf(b, "%s\n\n", r->grouping_md);
     la_buf_puts(b, "| class | demos | dev | test | set aside | |\n|---|---:|---:|---:|---:|---|\n");
     for (size_t c = 0; c < ts->nclasses; c++) {
         const la_threeset_class *cls = &ts->classes[c];

@@ -214,7 +214,7 @@ static la_status margin_pairs(const uint32_t *top_idx, const float *top_cos, siz
  * and below it, with the ratio margin on (--semantic-margin, or the model's own), pairs that
  * stand out from both rows' neighbourhoods. */
 static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, const la_table *t, int threads,
-                                la_exec *x, la_pairs *links)
+                                la_exec *x, la_pairs *links, la_split_state *st)
 {
     float *emb = NULL;
     size_t dim = 0, n = la_table_nrows(t);
@@ -224,6 +224,12 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
     o = &chosen;
     LA_TRY(la_semantic_embeddings(o, L, t, threads, &emb, &dim, &kind));
     double ratio = la_semantic_margin_for(o, &source), threshold = la_semantic_threshold_for(o);
+    snprintf(st->sem_kind, sizeof st->sem_kind, "%s", kind);
+    snprintf(st->sem_model, sizeof st->sem_model, "%s", o->model && o->model_name ? o->model_name : "");
+    st->sem_threshold = threshold;
+    st->sem_threshold_source = isnan(o->threshold) ? "the default for this embedding" : "--semantic-threshold";
+    st->sem_margin = ratio;
+    st->sem_margin_source = source;
     la_simtile_params p;
     la_simtile_params_default(&p);
     p.threshold = (float)threshold;
@@ -264,6 +270,7 @@ static la_status build_groups(const la_split_job *j, la_split_state *st)
             la_pair p = la_pair_make(st->exact.dup_of[i], (uint32_t)i, LA_KIND_EXACT);
             LA_TRY(la_pairs_push(&st->links, &p));
         }
+    st->links_exact = st->links.n;
     /* near copies inside the input join groups too: revisions and light edits stay on one side */
     uint32_t input_part = 0;
     if (j->near.enabled && la_table_find_part(t, "input", &input_part) == LA_OK) {
@@ -273,11 +280,15 @@ static la_status build_groups(const la_split_job *j, la_split_state *st)
         np.exec = &st->exec;
         LA_TRY(la_near_find(t, input_part, &np, &st->links, NULL));
     }
+    st->links_near = st->links.n - st->links_exact;
     /* semantic copies inside the input (model embeddings, or --embed lexical) join groups as well */
     if (j->semantic.enabled) {
         la_semantic_opts o = j->semantic;
         o.use_gpu = st->exec.chosen->device;
-        LA_TRY(semantic_links(&o, &st->loader, t, j->cli.threads, &st->exec, &st->links));
+        size_t before = st->links.n;
+        LA_TRY(semantic_links(&o, &st->loader, t, j->cli.threads, &st->exec, &st->links, st));
+        st->links_semantic = st->links.n - before;
+        for (size_t k = before; k < st->links.n; k++) st->links_margin += !isnan(st->links.v[k].margin);
     }
     return la_groups_build(t, &st->links, st->rep);
 }
@@ -307,6 +318,48 @@ static la_status decide_stage(const la_split_job *j, la_split_state *st)
     return LA_OK;
 }
 
+/* What joined the groups, for report.json (or manifest.json) and report.md (manifest.md). */
+static la_status grouping(const la_split_job *j, la_split_state *st)
+{
+    la_buf *b = &st->grouping_json, *m = &st->grouping_md;
+    int near = j->near.enabled, sem = j->semantic.enabled;
+    la_buf_printf(b, "{\"links\": {\"exact\": %zu, \"near\": %zu, \"semantic\": %zu}, \"near\": %s, \"semantic\": ",
+                  st->links_exact, st->links_near, st->links_semantic, near ? "true" : "false");
+    la_buf_printf(m, "Joined into groups besides families: exact copies %zu", st->links_exact);
+    la_buf_puts(m, near ? "" : "; near copies off");
+    if (near) la_buf_printf(m, ", near copies %zu", st->links_near);
+    if (!sem) {
+        la_buf_puts(b, "null}");
+        la_buf_puts(m, "; semantic grouping off (it runs only when asked).");
+        return la_buf_status(b) != LA_OK ? la_buf_status(b) : la_buf_status(m);
+    }
+    la_buf_puts(b, "{\"embedding\": ");
+    la_buf_json_str(b, st->sem_kind);
+    la_buf_puts(b, ", \"model\": ");
+    if (st->sem_model[0]) la_buf_json_str(b, st->sem_model);
+    else la_buf_puts(b, "null");
+    la_buf_puts(b, ", \"threshold\": ");
+    la_buf_json_num(b, st->sem_threshold);
+    la_buf_puts(b, ", \"threshold_source\": ");
+    la_buf_json_str(b, st->sem_threshold_source);
+    la_buf_puts(b, ", \"margin\": {\"ratio\": ");
+    if (st->sem_margin > 0) la_buf_json_num(b, st->sem_margin);
+    else la_buf_puts(b, "null");
+    la_buf_printf(b, ", \"k\": %d, \"lowest_cosine\": ", LA_SEMANTIC_MARGIN_K);
+    la_buf_json_num(b, st->sem_margin > 0 ? st->sem_threshold - LA_SEMANTIC_MARGIN_BELOW : NAN);
+    la_buf_puts(b, ", \"source\": ");
+    la_buf_json_str(b, st->sem_margin_source ? st->sem_margin_source : "");
+    la_buf_printf(b, ", \"links\": %zu}}}", st->links_margin);
+    la_buf_printf(m, ", semantic links %zu (%s", st->links_semantic, st->sem_kind);
+    if (st->sem_model[0]) la_buf_printf(m, ", model %s", st->sem_model);
+    la_buf_printf(m, "; cosine >= %.2f, %s", st->sem_threshold, st->sem_threshold_source);
+    if (st->sem_margin > 0)
+        la_buf_printf(m, "; ratio margin %.3f below it, %zu of the links, %s", st->sem_margin, st->links_margin,
+                      st->sem_margin_source);
+    la_buf_puts(m, ").");
+    return la_buf_status(b) != LA_OK ? la_buf_status(b) : la_buf_status(m);
+}
+
 /* The report model and, under --three-set, the sets' fingerprints. */
 static la_status report_stage(const la_split_job *j, la_split_state *st)
 {
@@ -319,6 +372,9 @@ static la_status report_stage(const la_split_job *j, la_split_state *st)
     r->audit = &st->audit;
     r->timings = st->timings;
     r->ntimings = 1;
+    LA_TRY(grouping(j, st));
+    r->grouping_json = st->grouping_json.p;
+    r->grouping_md = st->grouping_md.p;
     for (int k = 0; j->three_set && k < LA_SET_COUNT; k++)
         LA_TRY(la_threeset_fingerprint(st->table, &st->ts, k, j->key_file ? j->key : NULL, st->fp[k]));
     return LA_OK;
@@ -346,6 +402,8 @@ void la_split_state_free(la_split_state *st)
     free(st->audit.out);
     free(st->rep);
     la_pairs_free(&st->links);
+    la_buf_free(&st->grouping_json);
+    la_buf_free(&st->grouping_md);
     la_exact_result_free(&st->exact);
     la_split_free(&st->chrono);
     la_threeset_free(&st->ts);

@@ -68,6 +68,12 @@ typedef struct la_split_state {
     char note[1200];
     la_report_timing timings[1];
     la_report report;
+    /* what joined the groups, for the reports */
+    size_t links_exact, links_near, links_semantic, links_margin;
+    char sem_kind[300], sem_model[300];
+    double sem_threshold, sem_margin;   /* sem_margin 0: off */
+    const char *sem_threshold_source, *sem_margin_source;
+    la_buf grouping_json, grouping_md;
 } la_split_state;
 
 /* Run the split the finished job describes into st (zeroed first; free with la_split_state_free

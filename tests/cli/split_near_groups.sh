@@ -98,5 +98,22 @@ assert on["alone"] == "test"
 PY
 la split --cutoff 2026-01-01 --near off --embedding-field vec margin.jsonl --out margin-default
 expect_same margin-off/assignments.jsonl margin-default/assignments.jsonl
+python3 - margin-off/report.json margin-1.065/report.json margin-1.065/report.md <<'PY' || fail "the report does not say what joined the groups"
+import json, sys
+off, on = (json.load(open(p))["grouping"] for p in sys.argv[1:3])
+assert off["near"] is False and off["links"] == {"exact": 0, "near": 0, "semantic": 0}, off
+assert off["semantic"]["margin"]["ratio"] is None and off["semantic"]["threshold"] == 0.82, off
+assert on["links"]["semantic"] == 1 and on["semantic"]["margin"]["links"] == 1, on
+m = on["semantic"]["margin"]
+assert m["ratio"] == 1.065 and m["k"] == 16 and abs(m["lowest_cosine"] - 0.75) < 1e-9 and m["source"] == "--semantic-margin", m
+md = open(sys.argv[3]).read()
+assert "semantic links 1 (embeddings from a JSON field; cosine >= 0.82" in md and "ratio margin 1.065 below it, 1 of the links" in md, md
+PY
+la split --cutoff 2026-01-01 docs.jsonl --out grouped-again
+python3 - grouped-again/report.json <<'PY' || fail "the near copies that joined the refund policy are not counted"
+import json, sys
+g = json.load(open(sys.argv[1]))["grouping"]
+assert g == {"links": {"exact": 0, "near": 1, "semantic": 0}, "near": True, "semantic": None}, g
+PY
 
 pass
