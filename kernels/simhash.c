@@ -72,6 +72,16 @@ uint64_t la_cpu_simhash_portable(const uint64_t *h, size_t n)
 /* Byte b of the accumulator counts bit b's weight since the last flush: the shingle's hash is the
  * mask of a byte add of its weight. Flushed into four vectors of 32-bit counts before a byte could
  * pass 255. */
+/* The byte counts of acc added to the 32-bit counts c[0..3] (bytes 16q .. 16q + 15 into c[q]; the
+ * lane index of an extract must be a constant). */
+__attribute__((target("avx512f,avx512bw"))) static inline void widen(__m512i c[4], __m512i acc)
+{
+    c[0] = _mm512_add_epi32(c[0], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, 0)));
+    c[1] = _mm512_add_epi32(c[1], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, 1)));
+    c[2] = _mm512_add_epi32(c[2], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, 2)));
+    c[3] = _mm512_add_epi32(c[3], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, 3)));
+}
+
 __attribute__((target("avx512f,avx512bw")))
 static uint64_t simhash_avx512(const uint64_t *h, size_t n)
 {
@@ -88,8 +98,7 @@ static uint64_t simhash_avx512(const uint64_t *h, size_t n)
         for (size_t w = j - i; w > 0;) {
             unsigned part = w < 255 ? (unsigned)w : 255;
             if (held + part > 255) {
-                for (int q = 0; q < 4; q++)
-                    c[q] = _mm512_add_epi32(c[q], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, q)));
+                widen(c, acc);
                 acc = _mm512_setzero_si512();
                 held = 0;
             }
@@ -100,10 +109,8 @@ static uint64_t simhash_avx512(const uint64_t *h, size_t n)
         i = j;
     }
     uint32_t lanes[64];
-    for (int q = 0; q < 4; q++) {
-        c[q] = _mm512_add_epi32(c[q], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, q)));
-        _mm512_storeu_si512((void *)(lanes + 16 * q), c[q]);
-    }
+    widen(c, acc);
+    for (int q = 0; q < 4; q++) _mm512_storeu_si512((void *)(lanes + 16 * q), c[q]);
     uint64_t ones[64];
     for (int b = 0; b < 64; b++) ones[b] = lanes[b];
     return finish(ones, total);
