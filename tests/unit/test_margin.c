@@ -25,31 +25,15 @@
 #define THR 0.92f
 #define MARGIN 1.065
 
-static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static double urand(void) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-static double nrand(void) {
-    double u = urand() + 1e-12, v = urand();
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-static void unit(float *v) {
-    double ss = 0;
-    for (size_t i = 0; i < D; i++) ss += (double)v[i] * v[i];
-    for (size_t i = 0; i < D; i++) v[i] = (float)(v[i] / sqrt(ss));
-}
-static void random_unit(float *v) {
-    for (size_t i = 0; i < D; i++) v[i] = (float)nrand();
-    unit(v);
-}
+#define RAND_FIXTURE_SEED 0x2545F4914F6CDD1Dull
+#include "rand_fixture.h"
 /* v = c * u + sqrt(1 - c^2) * (a random direction orthogonal to u) */
 static void at_cosine(float *v, const float *u, double c) {
-    random_unit(v);
+    random_unit(v, D);
     double dot = 0;
     for (size_t j = 0; j < D; j++) dot += (double)v[j] * u[j];
     for (size_t j = 0; j < D; j++) v[j] = (float)(v[j] - dot * u[j]);
-    unit(v);
+    unit(v, D);
     for (size_t j = 0; j < D; j++) v[j] = (float)(c * u[j] + sqrt(1 - c * c) * v[j]);
 }
 
@@ -82,7 +66,7 @@ static int setup(void **state) {
         r.date = LA_NO_DATE;
         r.score = NAN;
         assert_int_equal(la_table_append(fx->t, &r, NULL), LA_OK);
-        random_unit(fx->emb + (size_t)i * D);
+        random_unit(fx->emb + (size_t)i * D, D);
         if (i % 4 == 0) fx->held[fx->nh++] = i;
         else fx->seen[fx->ns++] = i;
     }
@@ -97,7 +81,7 @@ static int setup(void **state) {
     /* template clusters (seen rows 5..1452, apart from the partners): held-out and seen rows around one centre, about 0.88 to each other */
     float centre[D];
     for (uint32_t c = 0; c < CLUSTERS; c++) {
-        random_unit(centre);
+        random_unit(centre, D);
         for (uint32_t m = 0; m < CSIZE; m++) {
             uint32_t q = fx->held[PLANTED + c * CSIZE + m], s = fx->seen[c * 300 + m * 13 + 5];
             at_cosine(fx->emb + (size_t)q * D, centre, 0.938);

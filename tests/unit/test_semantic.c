@@ -16,20 +16,8 @@
 #include "semantic.h"
 #include "simtile_core.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static double urand(void) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-static double nrand(void) {
-    double u = urand() + 1e-12, v = urand();
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-static void unit(float *v, size_t d) {
-    double ss = 0;
-    for (size_t i = 0; i < d; i++) ss += (double)v[i] * v[i];
-    for (size_t i = 0; i < d; i++) v[i] = (float)(v[i] / sqrt(ss));
-}
+#define RAND_FIXTURE_SEED 0x9E3779B97F4A7C15ull
+#include "rand_fixture.h"
 
 /* A table of n rows, every third row in "test" (held out), the rest in "dev" or "train", with
  * random unit vectors and planted pairs whose cosines sit around thr. */

@@ -14,24 +14,8 @@
 #include "simtile_core.h"
 #include "simtile_i8.h"
 
-static uint64_t rng = 88172645463325252ull;
-static double urand(void) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-static double nrand(void) {
-    double u = urand() + 1e-12, v = urand();
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-static void unit(float *v, size_t d) {
-    double ss = 0;
-    for (size_t i = 0; i < d; i++) ss += (double)v[i] * v[i];
-    for (size_t i = 0; i < d; i++) v[i] = (float)(v[i] / sqrt(ss));
-}
-static void random_unit(float *v, size_t d) {
-    for (size_t i = 0; i < d; i++) v[i] = (float)nrand();
-    unit(v, d);
-}
+#define RAND_FIXTURE_SEED 88172645463325252ull
+#include "rand_fixture.h"
 /* s = cos(theta) * q + sin(theta) * r, r orthogonal to q: cosine c up to rounding. */
 static void at_cosine(const float *q, float *s, size_t d, double c) {
     float *r = malloc(d * sizeof *r);
