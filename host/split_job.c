@@ -12,7 +12,6 @@
 #include "pipeline.h"
 #include "semantic.h"
 #include "simtile.h"
-#include "simtile_core.h"
 
 #include <sodium.h>
 
@@ -160,56 +159,6 @@ la_status la_split_job_finish(la_split_job *j)
     return s;
 }
 
-/* The ratio margin on the self-join (index/semantic.h, as the audit applies it across the
- * boundary): row i and its nearest other row b, when their cosine is below the threshold and at
- * least the threshold minus LA_SEMANTIC_MARGIN_BELOW, join when it stands out from both rows'
- * LA_SEMANTIC_MARGIN_K best cosines over the other rows: cosine / ((m_i + m_b) / 2) >= ratio.
- * top_idx / top_cos: each row's k best over every row, itself among them. */
-static la_status margin_pairs(const uint32_t *top_idx, const float *top_cos, size_t n, uint32_t k, double threshold,
-                              double ratio, la_pairs *links)
-{
-    uint32_t *best = la_malloc_n(n, sizeof *best);
-    double *mean = la_malloc_n(n, sizeof *mean);
-    if (!best || !mean) {
-        free(best);
-        free(mean);
-        return la_error(LA_ENOMEM, "semantic: out of memory for the margin of %zu rows", n);
-    }
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t *idx = top_idx + i * k;
-        const float *cos = top_cos + i * k;
-        double sum = 0;
-        uint32_t m = 0;
-        best[i] = LA_SIMTILE_NONE;
-        for (uint32_t j = 0; j < k && idx[j] != LA_SIMTILE_NONE && m < LA_SEMANTIC_MARGIN_K; j++) {
-            if (idx[j] == i) continue;
-            if (best[i] == LA_SIMTILE_NONE) best[i] = j; /* the position of the nearest other row */
-            sum += cos[j];
-            m++;
-        }
-        mean[i] = m ? sum / m : NAN;
-    }
-    const double lowest = threshold - LA_SEMANTIC_MARGIN_BELOW;
-    la_status s = LA_OK;
-    for (size_t i = 0; s == LA_OK && i < n; i++) {
-        if (best[i] == LA_SIMTILE_NONE) continue;
-        uint32_t b = top_idx[i * k + best[i]];
-        float cv = top_cos[i * k + best[i]];
-        if (!(cv < (float)threshold && (double)cv >= lowest)) continue;
-        /* the pair seen from b's side first has the same cosine and means */
-        if (b < i && best[b] != LA_SIMTILE_NONE && top_idx[(size_t)b * k + best[b]] == i) continue;
-        double mm = (mean[i] + mean[b]) / 2;
-        if (!(mm > 0) || cv / mm < ratio) continue;
-        la_pair q = la_pair_make(b < i ? b : (uint32_t)i, b < i ? (uint32_t)i : b, LA_KIND_SEMANTIC);
-        q.cosine = cv;
-        q.margin = (float)(cv / mm);
-        s = la_pairs_push(links, &q);
-    }
-    free(best);
-    free(mean);
-    return s;
-}
-
 /* Pairs of rows whose embeddings have cosine >= the threshold: an exact self-join on the tiles;
  * and below it, with the ratio margin on (--semantic-margin, or the model's own), pairs that
  * stand out from both rows' neighbourhoods. */
@@ -251,7 +200,9 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
         s = la_pairs_push(links, &q);
     }
     la_simtile_hits_free(&hits);
-    if (s == LA_OK && p.topk && n) s = margin_pairs(top_idx, top_cos, n, p.topk, threshold, ratio, links);
+    /* a row and its nearest other row below the threshold, by the ratio margin (index/semantic.h) */
+    if (s == LA_OK && p.topk)
+        s = la_semantic_margin_self(top_idx, top_cos, n, p.topk, threshold, ratio, LA_SEMANTIC_MARGIN_K, links);
     free(top_idx);
     free(top_cos);
     return s;
@@ -326,8 +277,8 @@ static la_status grouping(const la_split_job *j, la_split_state *st)
     la_buf_printf(b, "{\"links\": {\"exact\": %zu, \"near\": %zu, \"semantic\": %zu}, \"near\": %s, \"semantic\": ",
                   st->links_exact, st->links_near, st->links_semantic, near ? "true" : "false");
     la_buf_printf(m, "Joined into groups besides families: exact copies %zu", st->links_exact);
-    la_buf_puts(m, near ? "" : "; near copies off");
     if (near) la_buf_printf(m, ", near copies %zu", st->links_near);
+    else la_buf_puts(m, "; near copies off");
     if (!sem) {
         la_buf_puts(b, "null}");
         la_buf_puts(m, "; semantic grouping off (it runs only when asked).");

@@ -356,11 +356,23 @@ static int stream_hit_cmp(const void *x, const void *y) {
 
 /* Mean of a best-first list's first n entries that are set (NaN when none is). Summed in order
  * in double, so every path that keeps the same list gives the same mean. */
-static double list_mean(const uint32_t *idx, const float *cos, uint32_t n) {
+/* The mean of the first K cosines of a best-first list of n entries (it ends early at
+ * LA_SIMTILE_NONE), leaving out index `except` (LA_SIMTILE_NONE: none); NaN when there are none. */
+static double list_mean(const uint32_t *idx, const float *cos, uint32_t n, uint32_t K, uint32_t except) {
     double sum = 0;
     uint32_t m = 0;
-    for (uint32_t j = 0; j < n && idx[j] != LA_SIMTILE_NONE; j++, m++) sum += cos[j];
+    for (uint32_t j = 0; j < n && idx[j] != LA_SIMTILE_NONE && m < K; j++) {
+        if (idx[j] == except) continue;
+        sum += cos[j];
+        m++;
+    }
     return m ? sum / m : NAN;
+}
+
+/* Whether a best cosine is in the margin's band: below the threshold, at least
+ * LA_SEMANTIC_MARGIN_BELOW under it. */
+static int in_margin_band(float cv, double threshold) {
+    return cv < (float)threshold && (double)cv >= threshold - LA_SEMANTIC_MARGIN_BELOW;
 }
 
 typedef struct cand { uint32_t s, q; } cand;
@@ -387,8 +399,6 @@ static la_status margin_links(const la_semantic_params *p, const float *Q, size_
     if (!(p->margin > 0) || nq == 0) return LA_OK;
     double t0 = la_now();
     uint32_t K = p->margin_k < k ? p->margin_k : k;
-    const float thr = (float)p->threshold;
-    const double lowest = p->threshold - LA_SEMANTIC_MARGIN_BELOW;
     m->s = la_malloc_n(nq, sizeof *m->s);
     m->v = la_malloc_n(nq, sizeof *m->v);
     cand *c = la_malloc_n(nq, sizeof *c);
@@ -402,8 +412,7 @@ static la_status margin_links(const la_semantic_params *p, const float *Q, size_
         m->s[q] = LA_SIMTILE_NONE;
         m->v[q] = NAN;
         uint32_t s = top_idx[q * k];
-        float cv = top_cos[q * k];
-        if (s != LA_SIMTILE_NONE && cv < thr && (double)cv >= lowest) c[nc++] = (cand){s, (uint32_t)q};
+        if (s != LA_SIMTILE_NONE && in_margin_band(top_cos[q * k], p->threshold)) c[nc++] = (cand){s, (uint32_t)q};
     }
     m->candidates = nc;
     if (!nc) {
@@ -443,8 +452,8 @@ static la_status margin_links(const la_semantic_params *p, const float *Q, size_
     for (size_t i = 0, j = 0; st == LA_OK && i < nc; i++) {
         if (i && c[i].s != c[i - 1].s) j++;
         const uint32_t q = c[i].q;
-        double mean = (list_mean(top_idx + (size_t)q * k, top_cos + (size_t)q * k, K) +
-                       list_mean(ci + j * K, cc + j * K, K)) / 2;
+        double mean = (list_mean(top_idx + (size_t)q * k, top_cos + (size_t)q * k, K, K, LA_SIMTILE_NONE) +
+                       list_mean(ci + j * K, cc + j * K, K, K, LA_SIMTILE_NONE)) / 2;
         double cv = top_cos[(size_t)q * k];
         if (!(mean > 0) || cv / mean < p->margin) continue;
         m->s[q] = c[i].s;
@@ -463,6 +472,43 @@ static la_status margin_links(const la_semantic_params *p, const float *Q, size_
     }
     m->seconds = la_now() - t0;
     return st;
+}
+
+la_status la_semantic_margin_self(const uint32_t *top_idx, const float *top_cos, size_t n, uint32_t k, double threshold,
+                                  double margin, uint32_t margin_k, la_pairs *out) {
+    if (!(margin > 0) || n == 0) return LA_OK;
+    uint32_t *best = la_malloc_n(n, sizeof *best);
+    double *mean = la_malloc_n(n, sizeof *mean);
+    if (!best || !mean) {
+        free(best);
+        free(mean);
+        return la_error(LA_ENOMEM, "semantic: out of memory for the margin of %zu rows", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *idx = top_idx + i * k;
+        best[i] = LA_SIMTILE_NONE; /* the list position of row i's nearest other row */
+        for (uint32_t j = 0; j < k && idx[j] != LA_SIMTILE_NONE && best[i] == LA_SIMTILE_NONE; j++)
+            if (idx[j] != i) best[i] = j;
+        mean[i] = list_mean(idx, top_cos + i * k, k, margin_k, (uint32_t)i);
+    }
+    la_status s = LA_OK;
+    for (size_t i = 0; s == LA_OK && i < n; i++) {
+        if (best[i] == LA_SIMTILE_NONE) continue;
+        uint32_t b = top_idx[i * k + best[i]];
+        float cv = top_cos[i * k + best[i]];
+        if (!in_margin_band(cv, threshold)) continue;
+        /* the pair seen from b's side first has the same cosine and means */
+        if (b < i && best[b] != LA_SIMTILE_NONE && top_idx[(size_t)b * k + best[b]] == i) continue;
+        double mm = (mean[i] + mean[b]) / 2;
+        if (!(mm > 0) || cv / mm < margin) continue;
+        la_pair q = la_pair_make(b < i ? b : (uint32_t)i, b < i ? (uint32_t)i : b, LA_KIND_SEMANTIC);
+        q.cosine = cv;
+        q.margin = (float)(cv / mm);
+        s = la_pairs_push(out, &q);
+    }
+    free(best);
+    free(mean);
+    return s;
 }
 
 void la_semantic_stream_free(la_semantic_stream *s) {

@@ -153,6 +153,15 @@ la_status la_semantic_stream_end(la_semantic_stream *s, la_pairs *out /* OUT: ap
                                  la_semantic_nearest *nearest /* OUT */, la_semantic_stats *stats /* OUT */);
 void la_semantic_stream_free(la_semantic_stream *s); /* NULL-safe */
 
+/* The ratio margin on a self-join (`leakaudit split`, rows against the same rows): row i and its
+ * nearest other row b join when their cosine is in the band below the threshold and cosine /
+ * ((m_i + m_b) / 2) >= margin, m being each row's mean over its margin_k best cosines with the
+ * other rows. top_idx / top_cos: n best-first lists of k over the same rows (a row is among its
+ * own; k > margin_k keeps margin_k others). Pairs (a < b, kind semantic, cosine and margin set)
+ * are appended to out; nothing when margin is 0. LA_ENOMEM. */
+la_status la_semantic_margin_self(const uint32_t *top_idx, const float *top_cos, size_t n, uint32_t k, double threshold,
+                                  double margin, uint32_t margin_k, la_pairs *out /* OUT: appended */);
+
 /* Is the FAISS path compiled in? */
 int la_semantic_have_faiss(void);
 
