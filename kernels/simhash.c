@@ -69,9 +69,6 @@ uint64_t la_cpu_simhash_portable(const uint64_t *h, size_t n)
 #define LA_SIMHASH_AVX512 1
 #include <immintrin.h>
 
-/* Byte b of the accumulator counts bit b's weight since the last flush: the shingle's hash is the
- * mask of a byte add of its weight. Flushed into four vectors of 32-bit counts before a byte could
- * pass 255. */
 /* The byte counts of acc added to the 32-bit counts c[0..3] (bytes 16q .. 16q + 15 into c[q]; the
  * lane index of an extract must be a constant). */
 __attribute__((target("avx512f,avx512bw"))) static inline void widen(__m512i c[4], __m512i acc)
@@ -82,6 +79,9 @@ __attribute__((target("avx512f,avx512bw"))) static inline void widen(__m512i c[4
     c[3] = _mm512_add_epi32(c[3], _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(acc, 3)));
 }
 
+/* Byte b of the accumulator counts bit b's weight since the last flush: the shingle's hash is the
+ * mask of a byte add of its weight. Flushed into four vectors of 32-bit counts before a byte could
+ * pass 255. */
 __attribute__((target("avx512f,avx512bw")))
 static uint64_t simhash_avx512(const uint64_t *h, size_t n)
 {
