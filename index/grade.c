@@ -414,6 +414,10 @@ typedef struct df_entry {
 
 typedef struct df_table {
     df_entry *e;
+    uint64_t *filter;        /* bit set of the table's keys (their high filter_log2 bits): most of
+                                a row's probes are keys no held-out row has, and the filter, a
+                                small fraction of the table's size, turns them away in the cache */
+    int filter_log2;
     uint32_t **own;          /* with two counting threads or more: own[w], thread w's counters
                                 (mask + 1 each); NULL with one */
     int nthreads;
@@ -438,6 +442,17 @@ static size_t df_find(const df_table *t, uint64_t k)
     }
 }
 
+/* Bits per key in the filter: about one false pass in eight. */
+enum { FILTER_BITS_PER_KEY = 8, FILTER_MIN_LOG2 = 12 };
+
+static size_t filter_bit(const df_table *t, uint64_t k) { return (size_t)(live_key(k) >> (64 - t->filter_log2)); }
+
+static int filter_has(const df_table *t, uint64_t k)
+{
+    size_t b = filter_bit(t, k);
+    return (int)(t->filter[b >> 6] >> (b & 63) & 1);
+}
+
 /* The slot a probe of key k starts at. */
 static size_t df_home(const df_table *t, uint64_t k) { return df_index(live_key(k)) & t->mask; }
 
@@ -447,6 +462,8 @@ static void df_insert(df_table *t, uint64_t k)
     size_t i = df_index(k) & t->mask;
     while (t->e[i].key && t->e[i].key != k) i = (i + 1) & t->mask;
     t->e[i].key = k;
+    size_t b = filter_bit(t, k);
+    t->filter[b >> 6] |= 1ull << (b & 63);
 }
 
 /* ---- the stages -------------------------------------------------------------------------------- */
@@ -582,9 +599,15 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
             s->stamp = 1;
         }
         if (!probe_keys(w, &s->keys)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
-        const uint64_t *key = s->keys.v;
+        /* the keys that pass the filter, in place (most do not), then their table probes */
+        uint64_t *key = s->keys.v;
+        size_t nk = 0;
+        for (size_t k = 0, n = s->keys.n; k < n; k++) {
+            key[nk] = key[k];
+            nk += (size_t)filter_has(&c->df, key[k]);
+        }
         uint32_t *own = c->df.own ? c->df.own[worker] : NULL;
-        for (size_t k = 0, nk = s->keys.n; k < nk; k++) {
+        for (size_t k = 0; k < nk; k++) {
             /* A row's probes do not depend on each other, and most of them go to a slot of a table
              * larger than the cache: start the cache miss of a probe PROBE_AHEAD keys ahead. */
             if (k + PROBE_AHEAD < nk) LA_PREFETCH(&c->df.e[df_home(&c->df, key[k + PROBE_AHEAD])]);
@@ -853,7 +876,10 @@ static la_status prepare(grade_ctx *c, int nt)
     }
     c->df.mask = cap - 1;
     c->df.e = la_calloc_n(cap, sizeof *c->df.e);
-    if (!c->df.e) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    c->df.filter_log2 = FILTER_MIN_LOG2;
+    while (c->df.filter_log2 < 40 && ((size_t)1 << c->df.filter_log2) < nkeys * FILTER_BITS_PER_KEY) c->df.filter_log2++;
+    c->df.filter = la_calloc_n((size_t)1 << (c->df.filter_log2 - 6), sizeof *c->df.filter);
+    if (!c->df.e || !c->df.filter) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
     c->df.nthreads = nt;
     if (nt > 1) {
         if (!(c->df.own = la_calloc_n((size_t)nt, sizeof *c->df.own)))
@@ -929,5 +955,6 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
         for (int i = 0; i < c.df.nthreads; i++) free(c.df.own[i]);
     free(c.df.own);
     free(c.df.e);
+    free(c.df.filter);
     return s;
 }
