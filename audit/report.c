@@ -306,7 +306,8 @@ la_status la_report_json(const la_report *r, la_buf *b)
     la_buf_puts(b, "},\n    \"pairs_by_grade\": {");
     for (int g = LA_GRADE_COPY; g >= LA_GRADE_RELATED; g--)
         la_buf_printf(b, "%s\"%s\": %zu", g < LA_GRADE_COPY ? ", " : "", la_grade_name(g), la_report_grade_count(r, 0, g));
-    la_buf_printf(b, ", \"held_related_by_numbers\": %zu, \"near_by_slots\": %zu", r->template_numbers, r->slot_upgrades);
+    la_buf_printf(b, ", \"held_related_by_numbers\": %zu, \"held_related_by_digits\": %zu, \"near_by_slots\": %zu",
+                  r->template_numbers, r->digits_related, r->slot_upgrades);
     la_buf_printf(b, "},\n    \"clusters\": %zu,\n    \"exact\": {\"cross_groups\": %zu, \"duplicates_within\": %zu, "
                      "\"label_conflicts\": %zu},\n",
                   r->audit->nclusters, r->exact_cross_groups, r->ndup, r->nconflicts);

@@ -61,6 +61,7 @@ typedef struct la_report {
     size_t heldout_compared;            /* held-out rows with text, compared against a seen row with text */
     size_t template_numbers;            /* links held at related because their numbers differ */
     size_t slot_upgrades;               /* links made near by slot evidence (docs/grades.md) */
+    size_t digits_related;              /* semantic links held at related by the digits rule */
     la_resolve resolve;
     size_t max_cluster;
     double assumed_accuracy;            /* for intervals when no scores are given (0.9) */

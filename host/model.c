@@ -152,13 +152,18 @@ static const struct {
     const char *source;
     double margin;
     const char *margin_source;
+    double digits_cosine;
+    const char *digits_source;
 } calibrated[] = {
     {LA_MODEL_MULTILINGUAL, LA_MODEL_MULTILINGUAL_THRESHOLD,
      "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_THRESHOLD) ", calibrated on Debian message "
      "catalogue translations, STS-B and GSM8K rephrases: docs/semantic.md)",
      LA_MODEL_MULTILINGUAL_MARGIN,
      "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_MARGIN) ", calibrated on Debian package "
-     "description translations and GSM8K rephrases: docs/semantic.md)"},
+     "description translations and GSM8K rephrases: docs/semantic.md)",
+     LA_MODEL_MULTILINGUAL_DIGITS_COSINE,
+     "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_DIGITS_COSINE) ", calibrated on GSM8K "
+     "rephrases against train questions and Debian package description translations: docs/grades.md)"},
 };
 
 /* The calibrated entry of a model, by its folder name (a path's last part), or -1. */
@@ -179,6 +184,13 @@ double la_model_margin(const char *name_or_dir, const char **source)
     int i = calibrated_entry(name_or_dir);
     *source = i < 0 ? NULL : calibrated[i].margin_source;
     return i < 0 ? 0 : calibrated[i].margin;
+}
+
+double la_model_digits_cosine(const char *name_or_dir, const char **source)
+{
+    int i = calibrated_entry(name_or_dir);
+    *source = i < 0 ? NULL : calibrated[i].digits_source;
+    return i < 0 ? 0 : calibrated[i].digits_cosine;
 }
 
 double la_model_threshold(const char *name_or_dir, const char **source)

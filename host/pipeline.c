@@ -8,6 +8,7 @@
 #include "la_arena.h"
 #include "la_spill.h"
 #include "manifest.h"
+#include "model.h"
 #include "outdir.h"
 #include "parallel.h"
 
@@ -407,6 +408,8 @@ static la_status merged_stage(const la_audit_job *j, la_audit_state *st)
         LA_TRY(la_report_semantic(st->table, &m->sem, &st->semantic.json, &st->semantic.md, &st->semantic.html,
                                   &st->semantic.extra));
         st->semantic.lexical_embedding = m->sem_lexical;
+        snprintf(st->semantic.model_name, sizeof st->semantic.model_name, "%s",
+                 m->sem.model && m->sem.model_name ? m->sem.model_name : "");
         st->semantic.backend = m->sem.backend;
         snprintf(st->semantic.fallback, sizeof st->semantic.fallback, "%s", m->sem_fallback ? m->sem_fallback : "");
         st->sections[st->nsections++] =
@@ -427,6 +430,9 @@ static la_status decide_stage(const la_audit_job *j, const la_audit_opts *ao, la
     la_grade_params_default(&gp);
     gp.threads = j->cli.threads;
     gp.semantic_lexical = !j->semantic.enabled || st->semantic.lexical_embedding;
+    if (!gp.semantic_lexical && st->semantic.model_name[0])
+        gp.digits_cosine = la_model_digits_cosine(st->semantic.model_name, &st->digits_source);
+    st->digits_cosine = gp.digits_cosine;
     LA_TRY(la_grade_pairs(st->table, &gp, &st->pairs, &st->grades));
     add_timing(st, "grade_s", since);
     LA_TRY(la_audit_decide(st->table, ao, &st->pairs, st->exact.dup_of, &st->audit));
@@ -484,9 +490,18 @@ static void report_stage(const la_audit_job *j, la_audit_state *st)
     r->param_names = st->param_names;
     r->param_values = st->param_values;
     r->nparams = 2;
+    if (st->digits_cosine > 0) {
+        snprintf(st->digits_text, sizeof st->digits_text, "%g", st->digits_cosine);
+        st->param_names[2] = "grade_digits_cosine";
+        st->param_values[2] = st->digits_text;
+        st->param_names[3] = "grade_digits_cosine_source";
+        st->param_values[3] = st->digits_source;
+        r->nparams = 4;
+    }
     r->heldout_compared = heldout_compared(st->table, st->heldout);
     r->template_numbers = st->grades.template_numbers;
     r->slot_upgrades = st->grades.slot_upgrades;
+    r->digits_related = st->grades.digits_related;
     r->resolve = j->resolve;
     r->max_cluster = j->max_cluster;
     r->backend = st->ran_on;

@@ -74,7 +74,10 @@ typedef struct la_audit_state {
     la_backend_choice backend;
     la_exec exec;                 /* every backend op of the run goes through it, logged per stage */
     char backend_note[700];
-    const char *param_names[2], *param_values[2];
+    const char *param_names[4], *param_values[4];
+    double digits_cosine;         /* grading's digits rule (la_model_digits_cosine): 0 off */
+    const char *digits_source;    /* where that value comes from */
+    char digits_text[32];
     const char *ran_on;           /* "gpu" when any stage ran on a device, else "cpu" */
     la_report_section sections[4];
     size_t nsections;

@@ -1251,6 +1251,7 @@ static la_status semantic_report(const la_semantic_opts *o, const la_table *t, c
     const char *kind = run.kind;
     out->seconds = st.seconds;
     out->lexical_embedding = run.lexical;
+    snprintf(out->model_name, sizeof out->model_name, "%s", run.model ? run.model_name : "");
     out->backend = st.backend ? st.backend : "cpu";
     snprintf(out->fallback, sizeof out->fallback, "%s", st.fallback);
 

@@ -52,6 +52,7 @@ void la_grade_params_default(la_grade_params *p)
     p->copy_cosine = 0.97;
     p->numbers_cosine = 0.90;
     p->few_numbers_cosine = 0.86;
+    p->digits_cosine = 0;
     p->slot_min_siblings = 4;
     p->slot_keep = 0.85;
     p->slot_evidence = 4.0;
@@ -400,6 +401,88 @@ static int restated(const u64v *a_ctx, const u64v *b_ctx, uint64_t context, uint
     return 0;
 }
 
+/* ---- numbers written in digits ----------------------------------------------------------------- */
+
+static void push_number(u64v *out, const char *d, size_t len)
+{
+    out->v[out->n++] = uni_key(la_hash_bytes((const unsigned char *)d, len), 1);
+}
+
+/* The numbers a row writes in digits, as keys of numbers (uni_key of their digits, as a number word
+ * has), found anywhere in the text, inside words too: a language written without spaces glues a
+ * number to the words around it ("5个"), which the words then miss. A run of digits followed by
+ * thousands groups (a comma or a point, then three digits) is one number: "2,000" and "2.000" are
+ * 2000. A whole number of at most nine digits followed by a multiplier word is their product
+ * ("2 dozen" is 24, "4 decades" 40). held: the keys of those numbers only (what a held-out row
+ * states); else also each run of digits alone ("2", "000") and the number before a multiplier,
+ * so that a seen row matches however it wrote them. Sorted, distinct. Returns 0 when out of memory. */
+static int digit_numbers(const char *s, size_t n, int held, u64v *out)
+{
+    out->n = 0;
+    /* a number's keys are at most one per byte of it and the byte after it: n + 1 in all */
+    if (!u64v_reserve(out, n + 2)) return 0;
+    for (size_t i = 0; i < n;) {
+        if (!is_digit(s[i])) {
+            i++;
+            continue;
+        }
+        char d[24];
+        size_t len = 0;
+        int fits = 1;
+        for (;;) {
+            size_t b = i;
+            while (i < n && is_digit(s[i])) i++;
+            if (!held) push_number(out, s + b, i - b);
+            if (len + (i - b) <= sizeof d) memcpy(d + len, s + b, i - b);
+            else fits = 0;
+            len += i - b;
+            /* a thousands group: a separator, three digits, then no digit */
+            if (i + 3 < n && (s[i] == ',' || s[i] == '.') && is_digit(s[i + 1]) && is_digit(s[i + 2]) &&
+                is_digit(s[i + 3]) && (i + 4 == n || !is_digit(s[i + 4])))
+                i++;
+            else
+                break;
+        }
+        if (!fits) continue; /* a digit string longer than any number: its runs only */
+        size_t w = i;
+        while (w < n && s[w] == ' ') w++;
+        size_t e = w;
+        while (e < n && s[e] >= 'a' && s[e] <= 'z') e++;
+        unsigned f = w > i && len <= 9 ? multiplier(s + w, e - w) : 0;
+        if (!f || !held) push_number(out, d, len);
+        if (f) {
+            uint64_t v = 0;
+            for (size_t k = 0; k < len; k++) v = v * 10 + (uint64_t)(d[k] - '0');
+            char m[24];
+            int ml = snprintf(m, sizeof m, "%llu", (unsigned long long)(v * f));
+            push_number(out, m, (size_t)ml);
+        }
+    }
+    sorted_unique(out);
+    return 1;
+}
+
+static int has_key(const u64v *a, uint64_t key)
+{
+    size_t lo = 0, hi = a->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->v[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->n && a->v[lo] == key;
+}
+
+/* Does A keep the numbers B writes in digits: each in A's digits or among its numbers (number
+ * words such as "twenty-five" count), one of them allowed missing from four on? */
+static int digits_kept(const u64v *a_digits, const u64v *a_uni, const u64v *b_digits)
+{
+    size_t missing = 0;
+    for (size_t k = 0; k < b_digits->n; k++)
+        missing += !has_key(a_digits, b_digits->v[k]) && !has_key(a_uni, b_digits->v[k]);
+    return missing <= (b_digits->n >= 4 ? 1u : 0u);
+}
+
 /* ---- document frequencies ---------------------------------------------------------------------- */
 
 /* Open addressing over the held-out rows' keys, each slot's counter beside its key (most probes
@@ -475,6 +558,8 @@ enum { ROLE_SEEN = 1, ROLE_HELD = 2 };
 typedef struct row_set {
     words w;                 /* held-out role: the word sequence */
     u64v uni, bi, ctx;
+    u64v dig_held, dig_seen; /* with the digits rule (digits_cosine): the numbers it writes in digits,
+                                as digit_numbers gives them for each role it has */
     float *wu_shared, *wu_alone, *wb_shared, *wb_alone; /* held-out role: weights per key */
     size_t uni_words, uni_nums;                         /* held-out role: distinct words, numbers */
     uint32_t *sib;           /* held-out role: per word, how many of its linked rows contain it */
@@ -508,6 +593,7 @@ typedef struct grade_ctx {
     _Atomic size_t rows_counted;
     _Atomic size_t template_numbers;
     _Atomic size_t slot_upgrades;
+    _Atomic size_t digits_related;
 } grade_ctx;
 
 static void words_free(words *w)
@@ -522,6 +608,8 @@ static void row_set_free(row_set *x)
     free(x->uni.v);
     free(x->bi.v);
     free(x->ctx.v);
+    free(x->dig_held.v);
+    free(x->dig_seen.v);
     free(x->wu_shared);
     free(x->wu_alone);
     free(x->wb_shared);
@@ -542,6 +630,10 @@ static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
         words *w = held ? &x->w : &s->w;
         if (!split_words(r->norm, r->norm_len, w) || !row_keys(w, &x->uni, &x->bi, &x->ctx))
             return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
+        if (c->p.digits_cosine > 0 && !c->p.semantic_lexical &&
+            ((held && !digit_numbers(r->norm, r->norm_len, 1, &x->dig_held)) ||
+             ((c->role[i] & ROLE_SEEN) && !digit_numbers(r->norm, r->norm_len, 0, &x->dig_seen))))
+            return la_error(LA_ENOMEM, "grades: out of memory reading the numbers of row %u", i);
         for (size_t q = 0; q < x->uni.n; q++) x->uni_nums += x->uni.v[q] & 1u;
         x->uni_words = x->uni.n - x->uni_nums;
     }
@@ -755,7 +847,7 @@ static uint8_t cap255(size_t v) { return (uint8_t)(v > 255 ? 255 : v); }
 static void grade_one(grade_ctx *c, la_pair *q)
 {
     const row_set *A = &c->sets[c->slot[q->a]], *B = &c->sets[c->slot[q->b]];
-    int grade = LA_GRADE_RELATED, templ = 0;
+    int grade = LA_GRADE_RELATED, templ = 0, digits_held = 0;
     if (A->uni.n && B->uni.n) {
         size_t ns = 0, kept = 0;
         double wc = weighted_share(&B->bi, B->wb_shared, B->wb_alone, &A->bi, NULL, NULL);
@@ -792,6 +884,13 @@ static void grade_one(grade_ctx *c, la_pair *q)
         int kept = nb == 0 || ns + slack >= nb || q->cosine >= c->p.numbers_cosine;
         /* one or two numbers say little: then the cosine has to carry more */
         if (nb && nb <= 2 && q->cosine < c->p.few_numbers_cosine && q->cosine < c->p.numbers_cosine) kept = 0;
+        /* from numbers_cosine up to digits_cosine (a model whose links all score above
+         * numbers_cosine): the numbers B writes in digits, which a translation keeps too */
+        if (kept && q->cosine >= c->p.numbers_cosine && q->cosine < c->p.digits_cosine &&
+            !digits_kept(&A->dig_seen, &A->uni, &B->dig_held)) {
+            kept = 0;
+            digits_held = 1;
+        }
         int cg = !kept ? LA_GRADE_RELATED : q->cosine >= c->p.copy_cosine ? LA_GRADE_COPY : LA_GRADE_NEAR;
         if (cg > grade) grade = cg;
     }
@@ -808,6 +907,9 @@ static void grade_one(grade_ctx *c, la_pair *q)
     }
     if (q->kinds & LA_KIND_EXACT) grade = LA_GRADE_COPY;
     q->grade = (uint8_t)grade;
+    /* counted where it decided the grade: the wording, the numbers and the slots left it related */
+    if (digits_held && !templ && grade == LA_GRADE_RELATED)
+        atomic_fetch_add_explicit(&c->digits_related, 1, memory_order_relaxed);
 }
 
 static la_status grade_links(void *vctx, int worker, size_t begin, size_t end)
@@ -932,6 +1034,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
         }
         st.template_numbers = atomic_load(&c.template_numbers);
         st.slot_upgrades = atomic_load(&c.slot_upgrades);
+        st.digits_related = atomic_load(&c.digits_related);
         st.rows_counted = atomic_load(&c.rows_counted);
         st.seconds = la_now() - t0;
         if (stats) *stats = st;

@@ -38,6 +38,10 @@ typedef struct la_grade_params {
     double numbers_cosine;    /* model embeddings: below this cosine a link must keep the held-out
                                  row's numbers to be near (0.90) */
     double few_numbers_cosine; /* ... and with only one or two numbers, at least this cosine (0.86) */
+    double digits_cosine;     /* model embeddings: from numbers_cosine up to this cosine a link must
+                                 keep every number the held-out row writes in digits (one may be
+                                 missing from four on) to be near; 0: off (the default; the model's
+                                 own value comes from la_model_digits_cosine) */
     int slot_min_siblings;    /* slot evidence needs the held-out row linked to this many other rows (4) */
     double slot_keep;         /* slot evidence: chance that an edited copy keeps a word (0.85) */
     double slot_evidence;     /* slot evidence (log-likelihood ratio less log siblings) for near (4) */
@@ -53,6 +57,7 @@ typedef struct la_grade_stats {
     size_t by_grade[4];       /* indexed by la_grade */
     size_t template_numbers;  /* links held at related because their numbers differ */
     size_t slot_upgrades;     /* links made near by slot evidence that the other rules held at related */
+    size_t digits_related;    /* semantic links the digits rule (digits_cosine) held at related */
     size_t rows_counted;      /* rows whose words entered the rarity counts */
     double seconds;
 } la_grade_stats;

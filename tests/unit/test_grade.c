@@ -2,7 +2,8 @@
  * little (the same pair is near alone and related among many siblings of its frame), numbers that
  * differ mark template instances (in items, not in long documents), an edited copy keeps the slots
  * its template siblings lack, number words match digits, exact links are copies, family links
- * stay ungraded, and the grades do not depend on the thread count. */
+ * stay ungraded, the grades do not depend on the thread count, and a semantic link keeps the numbers
+ * written in digits (translations do, reworded siblings do not). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -312,6 +313,64 @@ static void test_numbers_rule_is_for_items(void **state)
     la_table_free(f.t);
 }
 
+/* A semantic link from model vectors at `cosine`, graded with the digits rule up to digits_cosine
+ * (0: off). */
+static la_pair graded_cosine_stats(fixture *f, uint32_t a, uint32_t b, float cosine, double digits_cosine, la_grade_stats *st)
+{
+    la_pairs ps = {0};
+    la_pair p = la_pair_make(a, b, LA_KIND_SEMANTIC);
+    p.cosine = cosine;
+    assert_int_equal(la_pairs_push(&ps, &p), LA_OK);
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    gp.semantic_lexical = 0;
+    gp.digits_cosine = digits_cosine;
+    assert_int_equal(la_grade_pairs(f->t, &gp, &ps, st), LA_OK);
+    la_pair out = ps.v[0];
+    la_pairs_free(&ps);
+    return out;
+}
+
+static la_pair graded_cosine(fixture *f, uint32_t a, uint32_t b, float cosine, double digits_cosine)
+{
+    la_grade_stats st;
+    return graded_cosine_stats(f, a, b, cosine, digits_cosine, &st);
+}
+
+/* Rule 4's digits: above numbers_cosine, up to digits_cosine, a semantic link must keep the numbers
+ * the held-out row writes in digits. A translation keeps them, glued to its words or with another
+ * thousands separator; a reworded sibling with numbers of its own, which the other rules let
+ * through (few shared words, no number in the same context), does not. */
+static void test_digits_rule_keeps_translations_not_siblings(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    uint32_t b = (uint32_t)add(&f, f.test, "b", "she bought 12 apples for 300 coins at the market");
+    uint32_t zh = (uint32_t)add(&f, f.dev, "zh", "她在市场上花了300枚硬币买了12个苹果");
+    uint32_t sib = (uint32_t)add(&f, f.dev, "sib", "at the bazaar a girl paid 450 coins to get 15 apples");
+    assert_int_equal(graded_cosine(&f, zh, b, 0.93f, 0.95).grade, LA_GRADE_NEAR);
+    la_grade_stats st;
+    la_pair p = graded_cosine_stats(&f, sib, b, 0.93f, 0.95, &st);
+    assert_int_equal(p.grade, LA_GRADE_RELATED);
+    assert_int_equal(st.digits_related, 1); /* the digits rule's doing, not rule 2's */
+    assert_int_equal(st.template_numbers, 0);
+    /* the rule off, or the cosine at digits_cosine or above: near on the cosine */
+    assert_int_equal(graded_cosine(&f, sib, b, 0.93f, 0).grade, LA_GRADE_NEAR);
+    assert_int_equal(graded_cosine(&f, sib, b, 0.96f, 0.95).grade, LA_GRADE_NEAR);
+
+    /* thousands groups and multipliers: "2,000" is "2.000" and "2000"; "2 dozen" is 24, which
+     * "twenty-four" states too, and which "2" alone does not */
+    uint32_t b2 = (uint32_t)add(&f, f.test, "b2", "a crate holds 2 dozen eggs and costs 2,000 won");
+    uint32_t de = (uint32_t)add(&f, f.dev, "de", "eine kiste mit 24 eiern kostet 2.000 won");
+    uint32_t en = (uint32_t)add(&f, f.dev, "en", "a box of twenty-four eggs sells for 2000 won");
+    uint32_t two = (uint32_t)add(&f, f.dev, "two", "a crate holds 2 eggs and costs 2,000 won");
+    assert_int_equal(graded_cosine(&f, de, b2, 0.93f, 0.95).grade, LA_GRADE_NEAR);
+    assert_int_equal(graded_cosine(&f, en, b2, 0.93f, 0.95).grade, LA_GRADE_NEAR);
+    assert_int_equal(graded_cosine(&f, two, b2, 0.93f, 0.95).grade, LA_GRADE_RELATED);
+    la_table_free(f.t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_numbers_in_words_are_their_values),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
         cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
+        cmocka_unit_test(test_digits_rule_keeps_translations_not_siblings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
