@@ -150,10 +150,14 @@ assert s["model"]["name"] == "multilingual-e5-small", s["model"]
 assert s["embedding_choice"].startswith("default: 1 of 4 texts are not English (the first: dev row zh1, Chinese"), s
 assert "so multilingual-e5-small runs" in s["embedding_choice"], s
 assert s["threshold"] == 0.92 and "multilingual-e5-small" in s["threshold_source"], s
+# the grades take the model's digits cosine (docs/grades.md, rule 4)
+p = json.load(open(sys.argv[1]))["parameters"]
+assert p["grade_digits_cosine"] == "0.95" and "multilingual-e5-small" in p["grade_digits_cosine_source"], p
 PY
     la audit --dev zh_dev.jsonl --test test.jsonl --near off --model all-MiniLM-L6-v2 --out zh_en
     [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
     grep -q '"name": "all-MiniLM-L6-v2"' zh_en/report.json || fail "--model should keep the English model"
+    ! grep -q '"grade_digits_cosine"' zh_en/report.json || fail "all-MiniLM-L6-v2 has no digits cosine"
 else
     echo "  (multilingual-e5-small is not installed: its choice is not checked)"
 fi
