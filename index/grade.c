@@ -408,15 +408,20 @@ static void push_number(u64v *out, const char *d, size_t len)
     out->v[out->n++] = uni_key(la_hash_bytes((const unsigned char *)d, len), 1);
 }
 
+static int is_latin_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
 /* The numbers a row writes in digits, as keys of numbers (uni_key of their digits, as a number word
  * has), found anywhere in the text, inside words too: a language written without spaces glues a
  * number to the words around it ("5个"), which the words then miss. A run of digits followed by
  * thousands groups (a comma or a point, then three digits) is one number: "2,000" and "2.000" are
  * 2000. A whole number of at most nine digits followed by a multiplier word is their product
- * ("2 dozen" is 24, "4 decades" 40). held: the keys of those numbers only (what a held-out row
- * states); else also each run of digits alone ("2", "000") and the number before a multiplier,
- * so that a seen row matches however it wrote them. Sorted, distinct. Returns 0 when out of memory. */
-static int digit_numbers(const char *s, size_t n, int held, u64v *out)
+ * ("2 dozen" is 24, "4 decades" 40).
+ * all = 0, the numbers the row states: those numbers, less any glued to a Latin letter, which are
+ * names ("3D", "ARM64", "libKF5"), not quantities: a translator may spell them out or add one.
+ * all = 1, what the row can match another's numbers with: also the glued ones, each run of digits
+ * alone ("2", "000") and the number before a multiplier ("2").
+ * Sorted, distinct. Returns 0 when out of memory. */
+static int digit_numbers(const char *s, size_t n, int all, u64v *out)
 {
     out->n = 0;
     /* a number's keys are at most one per byte of it and the byte after it: n + 1 in all */
@@ -427,12 +432,12 @@ static int digit_numbers(const char *s, size_t n, int held, u64v *out)
             continue;
         }
         char d[24];
-        size_t len = 0;
+        size_t len = 0, start = i;
         int fits = 1;
         for (;;) {
             size_t b = i;
             while (i < n && is_digit(s[i])) i++;
-            if (!held) push_number(out, s + b, i - b);
+            if (all) push_number(out, s + b, i - b);
             if (len + (i - b) <= sizeof d) memcpy(d + len, s + b, i - b);
             else fits = 0;
             len += i - b;
@@ -444,12 +449,14 @@ static int digit_numbers(const char *s, size_t n, int held, u64v *out)
                 break;
         }
         if (!fits) continue; /* a digit string longer than any number: its runs only */
+        int glued = (start > 0 && is_latin_letter(s[start - 1])) || (i < n && is_latin_letter(s[i]));
+        if (glued && !all) continue;
         size_t w = i;
         while (w < n && s[w] == ' ') w++;
         size_t e = w;
         while (e < n && s[e] >= 'a' && s[e] <= 'z') e++;
         unsigned f = w > i && len <= 9 ? multiplier(s + w, e - w) : 0;
-        if (!f || !held) push_number(out, d, len);
+        if (!f || all) push_number(out, d, len);
         if (f) {
             uint64_t v = 0;
             for (size_t k = 0; k < len; k++) v = v * 10 + (uint64_t)(d[k] - '0');
@@ -473,14 +480,15 @@ static int has_key(const u64v *a, uint64_t key)
     return lo < a->n && a->v[lo] == key;
 }
 
-/* Does A keep the numbers B writes in digits: each in A's digits or among its numbers (number
- * words such as "twenty-five" count), one of them allowed missing from four on? */
-static int digits_kept(const u64v *a_digits, const u64v *a_uni, const u64v *b_digits)
+/* Does row A have the numbers row B states in digits (b_stated): each among A's digits (a_any) or
+ * its numbers (a_uni: number words such as "twenty-five" count), one of them allowed missing from
+ * four on? */
+static int digits_kept(const u64v *a_any, const u64v *a_uni, const u64v *b_stated)
 {
     size_t missing = 0;
-    for (size_t k = 0; k < b_digits->n; k++)
-        missing += !has_key(a_digits, b_digits->v[k]) && !has_key(a_uni, b_digits->v[k]);
-    return missing <= (b_digits->n >= 4 ? 1u : 0u);
+    for (size_t k = 0; k < b_stated->n; k++)
+        missing += !has_key(a_any, b_stated->v[k]) && !has_key(a_uni, b_stated->v[k]);
+    return missing <= (b_stated->n >= 4 ? 1u : 0u);
 }
 
 /* ---- document frequencies ---------------------------------------------------------------------- */
@@ -558,8 +566,8 @@ enum { ROLE_SEEN = 1, ROLE_HELD = 2 };
 typedef struct row_set {
     words w;                 /* held-out role: the word sequence */
     u64v uni, bi, ctx;
-    u64v dig_held, dig_seen; /* with the digits rule (digits_cosine): the numbers it writes in digits,
-                                as digit_numbers gives them for each role it has */
+    u64v dig_stated, dig_any; /* with the digits rule (digits_cosine): the numbers it writes in digits,
+                                 as digit_numbers gives them (all = 0 and 1) */
     float *wu_shared, *wu_alone, *wb_shared, *wb_alone; /* held-out role: weights per key */
     size_t uni_words, uni_nums;                         /* held-out role: distinct words, numbers */
     uint32_t *sib;           /* held-out role: per word, how many of its linked rows contain it */
@@ -608,8 +616,8 @@ static void row_set_free(row_set *x)
     free(x->uni.v);
     free(x->bi.v);
     free(x->ctx.v);
-    free(x->dig_held.v);
-    free(x->dig_seen.v);
+    free(x->dig_stated.v);
+    free(x->dig_any.v);
     free(x->wu_shared);
     free(x->wu_alone);
     free(x->wb_shared);
@@ -631,8 +639,7 @@ static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
         if (!split_words(r->norm, r->norm_len, w) || !row_keys(w, &x->uni, &x->bi, &x->ctx))
             return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
         if (c->p.digits_cosine > 0 && !c->p.semantic_lexical &&
-            ((held && !digit_numbers(r->norm, r->norm_len, 1, &x->dig_held)) ||
-             ((c->role[i] & ROLE_SEEN) && !digit_numbers(r->norm, r->norm_len, 0, &x->dig_seen))))
+            (!digit_numbers(r->norm, r->norm_len, 0, &x->dig_stated) || !digit_numbers(r->norm, r->norm_len, 1, &x->dig_any)))
             return la_error(LA_ENOMEM, "grades: out of memory reading the numbers of row %u", i);
         for (size_t q = 0; q < x->uni.n; q++) x->uni_nums += x->uni.v[q] & 1u;
         x->uni_words = x->uni.n - x->uni_nums;
@@ -885,9 +892,10 @@ static void grade_one(grade_ctx *c, la_pair *q)
         /* one or two numbers say little: then the cosine has to carry more */
         if (nb && nb <= 2 && q->cosine < c->p.few_numbers_cosine && q->cosine < c->p.numbers_cosine) kept = 0;
         /* from numbers_cosine up to digits_cosine (a model whose links all score above
-         * numbers_cosine): the numbers B writes in digits, which a translation keeps too */
+         * numbers_cosine): the two rows state the same numbers in digits, which a translation
+         * keeps and to which a template sibling brings numbers of its own */
         if (kept && q->cosine >= c->p.numbers_cosine && q->cosine < c->p.digits_cosine &&
-            !digits_kept(&A->dig_seen, &A->uni, &B->dig_held)) {
+            (!digits_kept(&A->dig_any, &A->uni, &B->dig_stated) || !digits_kept(&B->dig_any, &B->uni, &A->dig_stated))) {
             kept = 0;
             digits_held = 1;
         }

@@ -337,8 +337,8 @@ static la_pair graded_cosine(fixture *f, uint32_t a, uint32_t b, float cosine, d
     return graded_cosine_stats(f, a, b, cosine, digits_cosine, &st);
 }
 
-/* Rule 4's digits: above numbers_cosine, up to digits_cosine, a semantic link must keep the numbers
- * the held-out row writes in digits. A translation keeps them, glued to its words or with another
+/* Rule 4's digits: above numbers_cosine, up to digits_cosine, the two rows of a semantic link must
+ * state the same numbers in digits. A translation does, glued to its words or with another
  * thousands separator; a reworded sibling with numbers of its own, which the other rules let
  * through (few shared words, no number in the same context), does not. */
 static void test_digits_rule_keeps_translations_not_siblings(void **state)
@@ -368,6 +368,15 @@ static void test_digits_rule_keeps_translations_not_siblings(void **state)
     assert_int_equal(graded_cosine(&f, de, b2, 0.93f, 0.95).grade, LA_GRADE_NEAR);
     assert_int_equal(graded_cosine(&f, en, b2, 0.93f, 0.95).grade, LA_GRADE_NEAR);
     assert_int_equal(graded_cosine(&f, two, b2, 0.93f, 0.95).grade, LA_GRADE_RELATED);
+
+    /* both ways: a sibling that keeps the row's numbers and brings one of its own is no copy */
+    uint32_t more = (uint32_t)add(&f, f.dev, "more", "at the bazaar a girl paid 300 coins to get 12 apples and 7 pears");
+    assert_int_equal(graded_cosine(&f, more, b, 0.93f, 0).grade, LA_GRADE_NEAR);
+    assert_int_equal(graded_cosine(&f, more, b, 0.93f, 0.95).grade, LA_GRADE_RELATED);
+    /* digits glued to Latin letters are names, not quantities: a translation may spell "3d" out */
+    uint32_t b3 = (uint32_t)add(&f, f.test, "b3", "a 3d chess game with 2 boards");
+    uint32_t ja = (uint32_t)add(&f, f.dev, "ja", "三次元チェスゲーム、盤は2つ");
+    assert_int_equal(graded_cosine(&f, ja, b3, 0.93f, 0.95).grade, LA_GRADE_NEAR);
     la_table_free(f.t);
 }
 
