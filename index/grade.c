@@ -894,7 +894,10 @@ static void grade_one(grade_ctx *c, la_pair *q)
         /* from numbers_cosine up to digits_cosine (a model whose links all score above
          * numbers_cosine): the two rows state the same numbers in digits, which a translation
          * keeps and to which a template sibling brings numbers of its own */
-        if (kept && q->cosine >= c->p.numbers_cosine && q->cosine < c->p.digits_cosine &&
+        /* items only, as for rule 2: a long row's numbers are its dates, versions and sections, and
+         * a link to one of its windows shares only that window's */
+        int items = B->uni.n <= (size_t)c->p.numbers_max_words && A->uni.n <= (size_t)c->p.numbers_max_words;
+        if (kept && items && q->cosine >= c->p.numbers_cosine && q->cosine < c->p.digits_cosine &&
             (!digits_kept(&A->dig_any, &A->uni, &B->dig_stated) || !digits_kept(&B->dig_any, &B->uni, &A->dig_stated))) {
             kept = 0;
             digits_held = 1;

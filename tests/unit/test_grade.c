@@ -377,6 +377,15 @@ static void test_digits_rule_keeps_translations_not_siblings(void **state)
     uint32_t b3 = (uint32_t)add(&f, f.test, "b3", "a 3d chess game with 2 boards");
     uint32_t ja = (uint32_t)add(&f, f.dev, "ja", "三次元チェスゲーム、盤は2つ");
     assert_int_equal(graded_cosine(&f, ja, b3, 0.93f, 0.95).grade, LA_GRADE_NEAR);
+    /* items only: a long passage (a link to one of its windows) states numbers of its own */
+    char passage[4096] = "", w[64];
+    for (int i = 0; i < 160; i++) {
+        snprintf(w, sizeof w, "word%d in year %d ", i, 1900 + i);
+        strcat(passage, w);
+    }
+    strcat(passage, "她在市场上花了300枚硬币买了12个苹果");
+    uint32_t longer = (uint32_t)add(&f, f.dev, "long", passage);
+    assert_int_equal(graded_cosine(&f, longer, b, 0.93f, 0.95).grade, LA_GRADE_NEAR);
     la_table_free(f.t);
 }
 
