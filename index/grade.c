@@ -403,9 +403,11 @@ static int restated(const u64v *a_ctx, const u64v *b_ctx, uint64_t context, uint
 
 /* ---- numbers written in digits ----------------------------------------------------------------- */
 
-static void push_number(u64v *out, const char *d, size_t len)
+static int push_number(u64v *out, const char *d, size_t len)
 {
+    if (!u64v_reserve(out, out->n + 1)) return 0;
     out->v[out->n++] = uni_key(la_hash_bytes((const unsigned char *)d, len), 1);
+    return 1;
 }
 
 static int is_latin_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -424,8 +426,6 @@ static int is_latin_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' 
 static int digit_numbers(const char *s, size_t n, int all, u64v *out)
 {
     out->n = 0;
-    /* a number's keys are at most one per byte of it and the byte after it: n + 1 in all */
-    if (!u64v_reserve(out, n + 2)) return 0;
     for (size_t i = 0; i < n;) {
         if (!is_digit(s[i])) {
             i++;
@@ -437,7 +437,7 @@ static int digit_numbers(const char *s, size_t n, int all, u64v *out)
         for (;;) {
             size_t b = i;
             while (i < n && is_digit(s[i])) i++;
-            if (all) push_number(out, s + b, i - b);
+            if (all && !push_number(out, s + b, i - b)) return 0;
             if (len + (i - b) <= sizeof d) memcpy(d + len, s + b, i - b);
             else fits = 0;
             len += i - b;
@@ -456,13 +456,13 @@ static int digit_numbers(const char *s, size_t n, int all, u64v *out)
         size_t e = w;
         while (e < n && s[e] >= 'a' && s[e] <= 'z') e++;
         unsigned f = w > i && len <= 9 ? multiplier(s + w, e - w) : 0;
-        if (!f || all) push_number(out, d, len);
+        if ((!f || all) && !push_number(out, d, len)) return 0;
         if (f) {
             uint64_t v = 0;
             for (size_t k = 0; k < len; k++) v = v * 10 + (uint64_t)(d[k] - '0');
             char m[24];
             int ml = snprintf(m, sizeof m, "%llu", (unsigned long long)(v * f));
-            push_number(out, m, (size_t)ml);
+            if (!push_number(out, m, (size_t)ml)) return 0;
         }
     }
     sorted_unique(out);
@@ -505,8 +505,8 @@ typedef struct df_entry {
 
 typedef struct df_table {
     df_entry *e;
-    uint64_t *filter;        /* bit set of the table's keys (their high filter_log2 bits): most of
-                                a row's probes are keys no held-out row has, and the filter, a
+    uint64_t *filter;        /* bit set of the table's keys (their high filter_log2 bits): a row's
+                                word pairs are mostly keys no held-out row has, and the filter, a
                                 small fraction of the table's size, turns them away in the cache */
     int filter_log2;
     uint32_t **own;          /* with two counting threads or more: own[w], thread w's counters
@@ -638,7 +638,8 @@ static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
         words *w = held ? &x->w : &s->w;
         if (!split_words(r->norm, r->norm_len, w) || !row_keys(w, &x->uni, &x->bi, &x->ctx))
             return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
-        if (c->p.digits_cosine > 0 && !c->p.semantic_lexical &&
+        /* the digits rule reads items only (grade_one) */
+        if (c->p.digits_cosine > 0 && !c->p.semantic_lexical && x->uni.n <= (size_t)c->p.numbers_max_words &&
             (!digit_numbers(r->norm, r->norm_len, 0, &x->dig_stated) || !digit_numbers(r->norm, r->norm_len, 1, &x->dig_any)))
             return la_error(LA_ENOMEM, "grades: out of memory reading the numbers of row %u", i);
         for (size_t q = 0; q < x->uni.n; q++) x->uni_nums += x->uni.v[q] & 1u;
@@ -698,7 +699,7 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
             s->stamp = 1;
         }
         if (!probe_keys(w, &s->keys)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
-        /* the keys that pass the filter, in place (most do not), then their table probes */
+        /* the keys that pass the filter, in place, then their table probes */
         uint64_t *key = s->keys.v;
         size_t nk = 0;
         for (size_t k = 0, n = s->keys.n; k < n; k++) {
@@ -893,9 +894,9 @@ static void grade_one(grade_ctx *c, la_pair *q)
         if (nb && nb <= 2 && q->cosine < c->p.few_numbers_cosine && q->cosine < c->p.numbers_cosine) kept = 0;
         /* from numbers_cosine up to digits_cosine (a model whose links all score above
          * numbers_cosine): the two rows state the same numbers in digits, which a translation
-         * keeps and to which a template sibling brings numbers of its own */
-        /* items only, as for rule 2: a long row's numbers are its dates, versions and sections, and
-         * a link to one of its windows shares only that window's */
+         * keeps and to which a template sibling brings numbers of its own. Items only, as for
+         * rule 2: a long row's numbers are its dates, versions and sections, and a link to one of
+         * its windows shares only that window's. */
         int items = B->uni.n <= (size_t)c->p.numbers_max_words && A->uni.n <= (size_t)c->p.numbers_max_words;
         if (kept && items && q->cosine >= c->p.numbers_cosine && q->cosine < c->p.digits_cosine &&
             (!digits_kept(&A->dig_any, &A->uni, &B->dig_stated) || !digits_kept(&B->dig_any, &B->uni, &A->dig_stated))) {
