@@ -1,7 +1,7 @@
 /*
  * cmd_embed.c - `leakaudit embed FILE... --out X.npy`: sentence vectors of every record's text with
  * the built-in encoder, one float32 row per record in input order, for --embeddings later or for
- * any other tool. Inputs: JSONL, CSV or TSV (the text field, default "text"), or plain text files
+ * any other tool, and beside them X.npy.json, the model that made them (vec_origin.h). Inputs: JSONL, CSV or TSV (the text field, default "text"), or plain text files
  * (.txt: one text per line).
  */
 #include "cli.h"
@@ -12,6 +12,7 @@
 #include "npy.h"
 #include "progress.h"
 #include "records.h"
+#include "vec_origin.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -24,9 +25,11 @@ static const char k_help[] =
     "\n"
     "Embeds the text of every record with the built-in sentence encoder and writes the unit vectors\n"
     "as a float32 .npy matrix, one row per record in input order (files one after another): the\n"
-    "vectors `audit --embeddings PART=X.npy` computes itself with --embed model.\n"
+    "vectors `audit --embeddings PART=X.npy` computes itself with --embed model. Beside it, X.npy.json\n"
+    "names the model and holds a hash of the vectors: audit then applies that model's calibrated\n"
+    "threshold, margin and grades, names it in the report, and refuses vectors of two models.\n"
     "\n"
-    "  --out X.npy          output file (required)\n"
+    "  --out X.npy          output file (required; X.npy.json is written beside it)\n"
     "  --text-field F       the text field of JSONL/CSV/TSV records (default text)\n"
     "  --format auto|jsonl|csv|tsv|txt  input format (default auto; .txt files: one text per line)\n"
     "  --model NAME|DIR     installed model name or a model folder (default " LA_MODEL_DEFAULT "; when a\n"
@@ -207,6 +210,8 @@ int la_cmd_embed(int argc, char **argv)
     double t2 = la_now();
     if (s == LA_OK) la_progress_begin(prog, "write", 0, "files", 0);
     if (s == LA_OK) s = la_npy_write(out, vec, t.n, la_model_dim(m));
+    /* the model beside the vectors, so that audit --embeddings knows them as its own */
+    if (s == LA_OK) s = la_vec_origin_write(out, la_model_name(m), la_model_weights_hash(m), vec, t.n, la_model_dim(m));
     la_progress_end(prog, s == LA_OK ? out : NULL);
     la_progress_free(prog);
     int rc = 0;

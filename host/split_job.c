@@ -174,7 +174,8 @@ static la_status semantic_links(const la_semantic_opts *o, const la_loader *L, c
     LA_TRY(la_semantic_embeddings(o, L, t, threads, &emb, &dim, &kind));
     double ratio = la_semantic_margin_for(o, &source), threshold = la_semantic_threshold_for(o);
     snprintf(st->sem_kind, sizeof st->sem_kind, "%s", kind);
-    snprintf(st->sem_model, sizeof st->sem_model, "%s", o->model && o->model_name ? o->model_name : "");
+    const char *model = o->model && o->model_name ? o->model_name : o->vectors_model; /* "": none known */
+    snprintf(st->sem_model, sizeof st->sem_model, "%.*s", (int)sizeof st->sem_model - 1, model);
     st->sem_threshold = threshold;
     st->sem_threshold_source = isnan(o->threshold) ? "the default for this embedding" : "--semantic-threshold";
     st->sem_margin = ratio;

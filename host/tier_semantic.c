@@ -17,6 +17,7 @@
 #include "report_tiers.h"
 #include "semantic.h"
 #include "tiers.h"
+#include "vec_origin.h"
 
 #include <limits.h>
 #include <sodium.h>
@@ -150,7 +151,11 @@ static la_status load_npy(const la_semantic_opts *o, const la_loader *L, const l
         size_t expect = part < LA_MAX_PART_COUNT ? L->part_records[part] : 0, r = 0, c = 0;
         float *m = NULL;
         s = la_npy_read(o->emb_path[k], expect, *dim, &m, &r, &c);
+        la_vec_origin origin;
+        if (s == LA_OK && (s = la_vec_origin_read(o->emb_path[k], &origin)) == LA_OK)
+            s = la_vec_origin_check(&origin, o->emb_path[k], m, r, c);
         if (s != LA_OK) {
+            free(m);
             char why[600];
             snprintf(why, sizeof why, "%s", la_last_error());
             s = la_error(s, "--embeddings %s: %s", o->emb_part[k], why);
@@ -202,7 +207,7 @@ typedef struct embed_run {
     size_t model_window;
     size_t win;          /* word pieces per window of a long text */
     char encoder_backend[8], encoder_fallback[512];
-    char why[700];       /* how the embedding was chosen */
+    char why[1400];      /* how the embedding was chosen */
     /* windows (model only): nwin > nrows when some text was longer than the window */
     size_t nwin;
     uint32_t *item, *begin, *end;
@@ -241,8 +246,43 @@ static void row_label(void *ctx, size_t i, char *buf, size_t size)
     snprintf(buf, size, "%s row %s", la_table_part_name(t, r->part), r->id);
 }
 
+/* The origins of the --embeddings files: the model they all name into o->vectors_model, a note
+ * of what they said into o->vectors_note. */
+static la_status vectors_origin(la_semantic_opts *o)
+{
+    size_t with = 0;
+    const char *first = NULL;
+    for (size_t k = 0; k < o->nemb; k++) {
+        la_vec_origin v;
+        LA_TRY(la_vec_origin_read(o->emb_path[k], &v));
+        if (!v.present) continue;
+        if (with++ == 0) {
+            first = o->emb_path[k];
+            snprintf(o->vectors_model, sizeof o->vectors_model, "%s", v.model);
+            snprintf(o->vectors_weights, sizeof o->vectors_weights, "%s", v.weights);
+        } else if (strcmp(v.model, o->vectors_model) || strcmp(v.weights, o->vectors_weights)) {
+            return la_error(LA_EINPUT, "--embeddings: %s was made with %s (weights %s) and %s with %s (weights %s): "
+                                       "vectors of two models cannot be compared; embed every partition with one model",
+                            first, o->vectors_model, o->vectors_weights, o->emb_path[k], v.model, v.weights);
+        }
+    }
+    if (with && with < o->nemb) {
+        snprintf(o->vectors_note, sizeof o->vectors_note,
+                 "%s names %s, but %zu of the %zu files come without one (%s): their model is not known, so "
+                 "no model's calibration applies", first, o->vectors_model, o->nemb - with, o->nemb,
+                 "written by leakaudit embed beside X.npy as X.npy" LA_VEC_ORIGIN_SUFFIX);
+        o->vectors_model[0] = o->vectors_weights[0] = '\0';
+    } else if (with) {
+        snprintf(o->vectors_note, sizeof o->vectors_note, "made by leakaudit embed with %s (weights %s), as %s%s says",
+                 o->vectors_model, o->vectors_weights, with > 1 ? "the origin file beside each .npy, X.npy" : first,
+                 LA_VEC_ORIGIN_SUFFIX);
+    }
+    return LA_OK;
+}
+
 la_status la_semantic_choose_model(la_semantic_opts *o, const la_table *t)
 {
+    if (o->nemb) return vectors_origin(o);
     if (!uses_model(o) || o->model_name) return LA_OK;
     size_t n = la_table_nrows(t);
     const la_row *rows = la_table_rows_const(t);
@@ -544,7 +584,8 @@ static la_status embed_rows(const la_semantic_opts *o, const la_loader *L, const
     char dir[PATH_MAX];
     if (o->nemb) {
         r->kind = "embeddings from .npy files";
-        snprintf(r->why, sizeof r->why, "vectors brought in (--embeddings)");
+        snprintf(r->why, sizeof r->why, "vectors brought in (--embeddings)%s%s", o->vectors_note[0] ? ": " : "",
+                 o->vectors_note);
         s = load_npy(o, L, t, &r->emb, &r->dim);
     } else if (o->embedding_field) {
         r->kind = "embeddings from a JSON field";
@@ -590,10 +631,19 @@ static size_t texts_windowed(const embed_run *r, const la_row *rows, uint32_t pa
 
 
 /* The model's own calibrated threshold, when it has one (NAN otherwise). */
+/* The model whose calibration applies: the built-in encoder's, or the one that made the vectors
+ * brought in (vec_origin.h); NULL when none is known. */
+static const char *calibrated_model(const la_semantic_opts *o)
+{
+    if (uses_model(o)) return o->model_name ? o->model_name : LA_MODEL_DEFAULT;
+    return o->nemb && o->vectors_model[0] ? o->vectors_model : NULL;
+}
+
 static double model_threshold(const la_semantic_opts *o, const char **source)
 {
     *source = NULL;
-    return uses_model(o) ? la_model_threshold(o->model_name ? o->model_name : LA_MODEL_DEFAULT, source) : NAN;
+    const char *m = calibrated_model(o);
+    return m ? la_model_threshold(m, source) : NAN;
 }
 
 double la_semantic_margin_for(const la_semantic_opts *o, const char **source)
@@ -602,7 +652,8 @@ double la_semantic_margin_for(const la_semantic_opts *o, const char **source)
         *source = o->margin > 0 ? "--semantic-margin" : "--semantic-margin off";
         return o->margin;
     }
-    double m = uses_model(o) ? la_model_margin(o->model_name ? o->model_name : LA_MODEL_DEFAULT, source) : 0;
+    const char *model = calibrated_model(o);
+    double m = model ? la_model_margin(model, source) : 0;
     if (!m) *source = "off: no margin is calibrated for this embedding (--semantic-margin turns it on)";
     return m;
 }
@@ -1251,7 +1302,7 @@ static la_status semantic_report(const la_semantic_opts *o, const la_table *t, c
     const char *kind = run.kind;
     out->seconds = st.seconds;
     out->lexical_embedding = run.lexical;
-    snprintf(out->model_name, sizeof out->model_name, "%s", run.model ? run.model_name : "");
+    snprintf(out->model_name, sizeof out->model_name, "%s", run.model ? run.model_name : o->vectors_model);
     out->backend = st.backend ? st.backend : "cpu";
     snprintf(out->fallback, sizeof out->fallback, "%s", st.fallback);
 

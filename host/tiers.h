@@ -39,6 +39,10 @@ typedef struct la_semantic_opts {
     int no_windows;              /* --semantic-windows off: one vector per row, cut at the window */
     const char *cache_dir;       /* --cache DIR: the encoder's vectors kept between runs (embed_cache.h) */
     char default_why[400];       /* why model_name was chosen for the rows (la_semantic_choose_model) */
+    char vectors_model[256];     /* --embeddings: the model every file's origin (vec_origin.h) names,
+                                    or "" (set by la_semantic_choose_model) */
+    char vectors_weights[80];    /* ... and its weights hash */
+    char vectors_note[700];      /* what the origins said, for the report ("" without --embeddings) */
     const uint8_t *skip;         /* a shard (set by the pipeline; NULL: none): flagged seen rows are
                                     neither embedded nor searched (shard.h) */
     la_partial *partial;         /* a shard: the structured result is kept here as well */
@@ -54,9 +58,12 @@ size_t la_memory_default(void);
 
 /* When the built-in encoder runs and no model was named: the model for these rows (the
  * multilingual one when a row is not English and it is installed: la_model_default_for), set in
- * o->model_name with the reason in o->default_why. Call it on a copy of the options, once the rows
- * are read; every later call (threshold, embeddings, the tier) then uses that model. LA_ENOMEM
- * when out of memory. */
+ * o->model_name with the reason in o->default_why. With --embeddings: the model that made the
+ * vectors when every file has the origin file `leakaudit embed` writes (vec_origin.h) and they all
+ * name one model, in o->vectors_model (its calibrated threshold, margin and grades then apply);
+ * LA_EINPUT when two files name different models or weights, or an origin file is damaged. Call
+ * it on a copy of the options, once the rows are read; every later call (threshold, embeddings,
+ * the tier) then uses that model. LA_ENOMEM when out of memory. */
 la_status la_semantic_choose_model(la_semantic_opts *o, const la_table *t);
 void la_semantic_opts_free(la_semantic_opts *o);
 /* Options: "embeddings", "embedding-field", "embed", "model", "semantic-threshold",

@@ -3,7 +3,8 @@
 # record; an audit with no vectors given uses the installed model by default and records its name,
 # weights hash, threshold and why; a reworded copy is found by meaning where the lexical embedding
 # misses it; a question hidden after a long passage is found through windows (and named), not
-# without them; bad input and broken models exit 2 naming the file. The parts that need the real
+# without them; bad input and broken models exit 2 naming the file; vectors brought back in from
+# `leakaudit embed` are known by the model it names beside them. The parts that need the real
 # model skip (exit 77) when scripts/install-deps.sh has not installed it.
 source "$(dirname "$0")/lib.bash"
 
@@ -158,6 +159,22 @@ PY
     [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
     grep -q '"name": "all-MiniLM-L6-v2"' zh_en/report.json || fail "--model should keep the English model"
     ! grep -q '"grade_digits_cosine"' zh_en/report.json || fail "all-MiniLM-L6-v2 has no digits cosine"
+    # vectors of the multilingual model brought back in take its threshold and grades; two models are refused
+    la embed zh_dev.jsonl --model multilingual-e5-small --out zd5.npy -q
+    la embed test.jsonl --model multilingual-e5-small --out zt5.npy -q
+    la audit --dev zh_dev.jsonl --test test.jsonl --near off --embeddings dev=zd5.npy --embeddings test=zt5.npy --out zv
+    [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+    python3 - zv/report.json <<'PY' || fail "e5 vectors brought in should take e5's threshold and digits cosine"
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["findings"]["semantic"]
+assert s["threshold"] == 0.92 and "multilingual-e5-small" in s["threshold_source"], s
+assert r["parameters"]["grade_digits_cosine"] == "0.95", r["parameters"]
+PY
+    la embed test.jsonl --out zt_en.npy -q
+    la audit --dev zh_dev.jsonl --test test.jsonl --near off --embeddings dev=zd5.npy --embeddings test=zt_en.npy --out zmix
+    expect_rc 2
+    grep -q "vectors of two models cannot be compared" err.txt || fail "vectors of two models should be refused"
 else
     echo "  (multilingual-e5-small is not installed: its choice is not checked)"
 fi
@@ -170,6 +187,41 @@ grep -q "but multilingual-e5-small is not installed, so all-MiniLM-L6-v2 runs" z
 la embed zh_dev.jsonl --out zh.npy
 expect_rc 0
 grep -q "note: 1 of 2 texts are not English" err.txt || fail "embed should name the non-English texts"
+
+check "embed writes the model beside its vectors; audit --embeddings knows them as that model's, refuses changed ones"
+la embed dev.jsonl --out vd.npy -q
+la embed test.jsonl --out vt.npy -q
+python3 - vd.npy.json "$hash" <<'PY' || fail "vd.npy.json should name the model, its weights and the shape"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["model"] == "all-MiniLM-L6-v2" and o["weights"] == sys.argv[2], o
+assert o["rows"] == 3 and o["dim"] == 384 and o["dtype"] == "float32" and len(o["vectors_blake2b_256"]) == 64, o
+PY
+la audit --dev dev.jsonl --test test.jsonl --near off --embeddings dev=vd.npy --embeddings test=vt.npy --out e
+[ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+python3 - e/report.json e/pairs.jsonl <<'PY' || fail "the report should name the model that made the vectors"
+import json, sys
+s = json.load(open(sys.argv[1]))["findings"]["semantic"]
+assert "made by leakaudit embed with all-MiniLM-L6-v2" in s["embedding_choice"], s
+p = [json.loads(l) for l in open(sys.argv[2])]
+assert [(x["id_a"], x["id_b"]) for x in p] == [("d2", "t1")], p
+PY
+# one value changed after embedding: the origin no longer describes the file
+python3 - vt.npy <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+hl = struct.unpack("<H", b[8:10])[0]
+struct.pack_into("<f", b, 10 + hl, struct.unpack_from("<f", b, 10 + hl)[0] + 0.001)
+open(sys.argv[1], "wb").write(b)
+PY
+la audit --dev dev.jsonl --test test.jsonl --near off --embeddings dev=vd.npy --embeddings test=vt.npy --out e2
+expect_rc 2
+grep -q "vt.npy.json describes other vectors than vt.npy holds" err.txt || fail "changed vectors should be refused, naming both files"
+[ ! -e e2 ] || fail "a refused audit should write nothing"
+rm vt.npy.json
+la audit --dev dev.jsonl --test test.jsonl --near off --embeddings dev=vd.npy --embeddings test=vt.npy --out e3
+[ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
+grep -q "1 of the 2 files come without one" e3/report.json || fail "a file without its origin should be named in the report"
 
 check "leakaudit embed -q prints nothing; --progress json reports each stage; the vectors are the same"
 la embed zh_dev.jsonl --out zq.npy -q
