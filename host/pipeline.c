@@ -409,7 +409,7 @@ static la_status merged_stage(const la_audit_job *j, la_audit_state *st)
                                   &st->semantic.extra));
         st->semantic.lexical_embedding = m->sem_lexical;
         snprintf(st->semantic.model_name, sizeof st->semantic.model_name, "%s",
-                 m->sem.model && m->sem.model_name ? m->sem.model_name : "");
+                 m->sem.model_name ? m->sem.model_name : "");
         st->semantic.backend = m->sem.backend;
         snprintf(st->semantic.fallback, sizeof st->semantic.fallback, "%s", m->sem_fallback ? m->sem_fallback : "");
         st->sections[st->nsections++] =

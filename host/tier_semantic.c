@@ -1319,7 +1319,9 @@ static la_status semantic_report(const la_semantic_opts *o, const la_table *t, c
         .kind = kind,
         .why = run.why,
         .model = run.model,
-        .model_name = run.model_name,
+        /* without the encoder, the model that made the vectors brought in (vec_origin.h) or "": the
+         * report prints it under `model` only when the encoder ran, and a merge grades by it */
+        .model_name = run.model ? run.model_name : o->vectors_model,
         .model_hash = run.model_hash,
         .encoder_backend = run.encoder_backend,
         .encoder_fallback = run.encoder_fallback,

@@ -200,6 +200,31 @@ for kind in V F; do
     same_outputs "vfull$kind" "vm$kind"
 done
 
+check "vectors whose origin names a model (as leakaudit embed writes it): the merge grades as the unsharded run"
+for p in dev train test; do
+    python3 - "$p.npy" <<'PY'
+import hashlib, json, struct, sys
+b = open(sys.argv[1], "rb").read()
+hl = struct.unpack("<H", b[8:10])[0]
+data = b[10 + hl:]
+o = {"made_by": "leakaudit embed", "model": "multilingual-e5-small", "weights": "blake2b-256:" + "0" * 64,
+     "rows": len(data) // 64, "dim": 16, "dtype": "float32",
+     "vectors_blake2b_256": hashlib.blake2b(data, digest_size=32).hexdigest()}
+open(sys.argv[1] + ".json", "w").write(json.dumps(o) + "\n")
+PY
+done
+# that model's margin does not shard: off here, its threshold and grades apply
+la audit "${V[@]}" --semantic-margin off --out ofull
+orc=$rc
+grep -q '"grade_digits_cosine": "0.95"' ofull/report.json || fail "the origin's model should set the grades"
+for i in 0 1 2; do
+    la audit "${V[@]}" --semantic-margin off --shard "$i/3" --out "os/$i"
+    expect_rc 0 "origin shard $i"
+done
+la merge --out om -q os/0 os/1 os/2
+expect_rc "$orc" "origin merge"
+same_outputs ofull om
+
 check "standard input is refused: merge could not read it again"
 la audit --dev - --test test.jsonl --embed none --shard 0/2 --out bad <dev.jsonl
 expect_rc 2 "--shard with standard input"
