@@ -152,8 +152,8 @@ static const struct {
     const char *source;
     double margin;
     const char *margin_source;
-    double digits_cosine;
-    const char *digits_source;
+    double copy_cosine, digits_cosine;
+    const char *grades_source;
 } calibrated[] = {
     {LA_MODEL_MULTILINGUAL, LA_MODEL_MULTILINGUAL_THRESHOLD,
      "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_THRESHOLD) ", calibrated on Debian message "
@@ -161,9 +161,10 @@ static const struct {
      LA_MODEL_MULTILINGUAL_MARGIN,
      "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_MARGIN) ", calibrated on Debian package "
      "description translations and GSM8K rephrases: docs/semantic.md)",
-     LA_MODEL_MULTILINGUAL_DIGITS_COSINE,
-     "default for multilingual-e5-small (" LA_STR(LA_MODEL_MULTILINGUAL_DIGITS_COSINE) ", calibrated on GSM8K "
-     "rephrases against train questions and Debian package description translations: docs/grades.md)"},
+     LA_MODEL_MULTILINGUAL_COPY_COSINE, LA_MODEL_MULTILINGUAL_DIGITS_COSINE,
+     "default for multilingual-e5-small (copy " LA_STR(LA_MODEL_MULTILINGUAL_COPY_COSINE) ", digits "
+     LA_STR(LA_MODEL_MULTILINGUAL_DIGITS_COSINE) ", calibrated on GSM8K rephrases against train questions, planted "
+     "edited copies and Debian package description translations: docs/grades.md)"},
 };
 
 /* The calibrated entry of a model, by its folder name (a path's last part), or -1. */
@@ -186,11 +187,14 @@ double la_model_margin(const char *name_or_dir, const char **source)
     return i < 0 ? 0 : calibrated[i].margin;
 }
 
-double la_model_digits_cosine(const char *name_or_dir, const char **source)
+int la_model_grade_cosines(const char *name_or_dir, double *copy, double *digits, const char **source)
 {
     int i = calibrated_entry(name_or_dir);
-    *source = i < 0 ? NULL : calibrated[i].digits_source;
-    return i < 0 ? 0 : calibrated[i].digits_cosine;
+    if (i < 0) return 0;
+    *copy = calibrated[i].copy_cosine;
+    *digits = calibrated[i].digits_cosine;
+    *source = calibrated[i].grades_source;
+    return 1;
 }
 
 double la_model_threshold(const char *name_or_dir, const char **source)

@@ -48,10 +48,12 @@ double la_model_threshold(const char *name_or_dir, const char **source /* OUT */
 #define LA_MODEL_MULTILINGUAL_MARGIN 1.065
 double la_model_margin(const char *name_or_dir, const char **source /* OUT */);
 
-/* The calibrated digits cosine of a model for grading (index/grade.h, digits_cosine), with where it
- * comes from, or 0 and *source NULL when it has none (the rule is then off). */
+/* The calibrated grade cosines of a model (index/grade.h: copy_cosine, digits_cosine) with where
+ * they come from: 1 and all three set when it has its own, else 0 (the grades' defaults apply). */
+#define LA_MODEL_MULTILINGUAL_COPY_COSINE 0.99
 #define LA_MODEL_MULTILINGUAL_DIGITS_COSINE 0.95
-double la_model_digits_cosine(const char *name_or_dir, const char **source /* OUT */);
+int la_model_grade_cosines(const char *name_or_dir, double *copy /* OUT */, double *digits /* OUT */,
+                           const char **source /* OUT */);
 
 /* 1 when dir holds a model: a sentence-transformers folder (config.json) or an E5S1 file. */
 int la_model_is_dir(const char *dir);

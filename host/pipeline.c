@@ -431,7 +431,9 @@ static la_status decide_stage(const la_audit_job *j, const la_audit_opts *ao, la
     gp.threads = j->cli.threads;
     gp.semantic_lexical = !j->semantic.enabled || st->semantic.lexical_embedding;
     if (!gp.semantic_lexical && st->semantic.model_name[0])
-        gp.digits_cosine = la_model_digits_cosine(st->semantic.model_name, &st->digits_source);
+        st->grade_cosines = la_model_grade_cosines(st->semantic.model_name, &gp.copy_cosine, &gp.digits_cosine,
+                                                   &st->grade_cosines_source);
+    st->copy_cosine = gp.copy_cosine;
     st->digits_cosine = gp.digits_cosine;
     LA_TRY(la_grade_pairs(st->table, &gp, &st->pairs, &st->grades));
     add_timing(st, "grade_s", since);
@@ -490,13 +492,16 @@ static void report_stage(const la_audit_job *j, la_audit_state *st)
     r->param_names = st->param_names;
     r->param_values = st->param_values;
     r->nparams = 2;
-    if (st->digits_cosine > 0) {
+    if (st->grade_cosines) {
+        snprintf(st->copy_text, sizeof st->copy_text, "%g", st->copy_cosine);
         snprintf(st->digits_text, sizeof st->digits_text, "%g", st->digits_cosine);
-        st->param_names[2] = "grade_digits_cosine";
-        st->param_values[2] = st->digits_text;
-        st->param_names[3] = "grade_digits_cosine_source";
-        st->param_values[3] = st->digits_source;
-        r->nparams = 4;
+        st->param_names[2] = "grade_copy_cosine";
+        st->param_values[2] = st->copy_text;
+        st->param_names[3] = "grade_digits_cosine";
+        st->param_values[3] = st->digits_text;
+        st->param_names[4] = "grade_cosines_source";
+        st->param_values[4] = st->grade_cosines_source;
+        r->nparams = 5;
     }
     r->heldout_compared = heldout_compared(st->table, st->heldout);
     r->template_numbers = st->grades.template_numbers;

@@ -108,7 +108,7 @@ typedef struct la_tier_out {
     const char *backend;   /* where the tier ran: "cpu" or "gpu" */
     char fallback[600];    /* why a GPU request ran on the CPU ("" when it did not) */
     char model_name[256];  /* semantic: the built-in encoder's model that made the vectors, or "" (the
-                              grades take its calibrated values: la_model_digits_cosine) */
+                              grades take its calibrated values: la_model_grade_cosines) */
 } la_tier_out;
 
 void la_tier_out_free(la_tier_out *o);

@@ -34,14 +34,15 @@ typedef struct la_grade_params {
     double changed_share;     /* share of held-out numbers restated differently that marks one (0.2) */
     int numbers_max_words;    /* the numbers rules apply to held-out rows of at most this many distinct
                                  words and numbers (150): items, not documents */
-    double copy_cosine;       /* model embeddings: cosine for copy (0.97) */
+    double copy_cosine;       /* model embeddings: cosine for copy (0.97; a model may have its own:
+                                 la_model_grade_cosines) */
     double numbers_cosine;    /* model embeddings: below this cosine a link must keep the held-out
                                  row's numbers to be near (0.90) */
     double few_numbers_cosine; /* ... and with only one or two numbers, at least this cosine (0.86) */
-    double digits_cosine;     /* model embeddings: from numbers_cosine up to this cosine a link must
-                                 keep every number the held-out row writes in digits (one may be
-                                 missing from four on) to be near; 0: off (the default; the model's
-                                 own value comes from la_model_digits_cosine) */
+    double digits_cosine;     /* model embeddings: from numbers_cosine up to this cosine the two rows
+                                 of a link must state the same numbers in digits (one may be missing
+                                 from a row that states four or more) to be near; 0: off (the
+                                 default; a model's own comes from la_model_grade_cosines) */
     int slot_min_siblings;    /* slot evidence needs the held-out row linked to this many other rows (4) */
     double slot_keep;         /* slot evidence: chance that an edited copy keeps a word (0.85) */
     double slot_evidence;     /* slot evidence (log-likelihood ratio less log siblings) for near (4) */

@@ -153,7 +153,8 @@ assert "so multilingual-e5-small runs" in s["embedding_choice"], s
 assert s["threshold"] == 0.92 and "multilingual-e5-small" in s["threshold_source"], s
 # the grades take the model's digits cosine (docs/grades.md, rule 4)
 p = json.load(open(sys.argv[1]))["parameters"]
-assert p["grade_digits_cosine"] == "0.95" and "multilingual-e5-small" in p["grade_digits_cosine_source"], p
+assert p["grade_digits_cosine"] == "0.95" and p["grade_copy_cosine"] == "0.99", p
+assert "multilingual-e5-small" in p["grade_cosines_source"], p
 PY
     la audit --dev zh_dev.jsonl --test test.jsonl --near off --model all-MiniLM-L6-v2 --out zh_en
     [ "$rc" -le 1 ] || fail "expected exit 0 or 1, got $rc"
