@@ -630,7 +630,6 @@ static size_t texts_windowed(const embed_run *r, const la_row *rows, uint32_t pa
 }
 
 
-/* The model's own calibrated threshold, when it has one (NAN otherwise). */
 /* The model whose calibration applies: the built-in encoder's, or the one that made the vectors
  * brought in (vec_origin.h); NULL when none is known. */
 static const char *calibrated_model(const la_semantic_opts *o)
@@ -639,6 +638,7 @@ static const char *calibrated_model(const la_semantic_opts *o)
     return o->nemb && o->vectors_model[0] ? o->vectors_model : NULL;
 }
 
+/* The model's own calibrated threshold, when it has one (NAN otherwise). */
 static double model_threshold(const la_semantic_opts *o, const char **source)
 {
     *source = NULL;
