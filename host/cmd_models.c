@@ -1,9 +1,14 @@
 /*
  * cmd_models.c - `leakaudit models`: the encoder models installed in the models folder (or
- * LEAKAUDIT_MODELS), each loaded and checked, with dimensions, window, weight size and hash.
+ * LEAKAUDIT_MODELS), each loaded and checked, with dimensions, window, weight size and hash, and
+ * the calibrated values an audit with it takes (threshold, ratio margin, grade cosines).
  */
 #include "commands.h"
+#include "grade.h"
 #include "model.h"
+#include "semantic.h"
+
+#include <math.h>
 
 #include <dirent.h>
 #include <limits.h>
@@ -14,13 +19,34 @@
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* The values an audit with model `name` takes unless told otherwise, as one indented line. */
+static void print_calibration(const char *name)
+{
+    const char *src;
+    double threshold = la_model_threshold(name, &src), margin = la_model_margin(name, &src), copy, digits;
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    if (!la_model_grade_cosines(name, &copy, &digits, &src)) copy = gp.copy_cosine, digits = 0;
+    /* the default model's threshold is the one set for model vectors; another model's is borrowed */
+    int own = !isnan(threshold) || !strcmp(name, LA_MODEL_DEFAULT);
+    if (isnan(threshold)) threshold = LA_SEMANTIC_THRESHOLD_MODEL;
+    printf("    threshold %.2f%s, ", threshold, own ? "" : " (set on " LA_MODEL_DEFAULT ", not on this model: "
+                                                       "--semantic-threshold)");
+    if (margin > 0) printf("ratio margin %g", margin);
+    else printf("no ratio margin");
+    printf(", grade cosines: copy %.2f, numbers %.2f", copy, gp.numbers_cosine);
+    if (digits > 0) printf(", digits %.2f", digits);
+    printf("\n");
+}
+
 int la_cmd_models(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         printf("Usage: leakaudit models\n\nLists the sentence-encoder models installed in %s (set LEAKAUDIT_MODELS to "
                "look elsewhere; scripts/install-deps.sh installs %s there): name, dimensions, window in tokens, size "
-               "and BLAKE2b-256 hash of model.safetensors. Each model is loaded and checked. Exit 0, or 2 when an "
-               "installed model is broken.\n", la_model_root(), LA_MODEL_DEFAULT);
+               "and BLAKE2b-256 hash of model.safetensors, then the values an audit with it takes (cosine threshold, "
+               "ratio margin, grade cosines: docs/semantic.md, docs/grades.md). Each model is loaded and checked. "
+               "Exit 0, or 2 when an installed model is broken.\n", la_model_root(), LA_MODEL_DEFAULT);
         return 0;
     }
     if (argc > 1) {
@@ -59,6 +85,7 @@ int la_cmd_models(int argc, char **argv)
                    (double)la_model_weights_bytes(m) / 1e6, la_model_weights_hash(m),
                    *la_model_prompt(m) ? ", texts embedded as \"" : "", la_model_prompt(m),
                    *la_model_prompt(m) ? "\" + text" : "");
+            print_calibration(names[i]);
             la_model_free(m);
         }
         free(names[i]);

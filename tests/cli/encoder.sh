@@ -61,11 +61,17 @@ if ! "$LEAKAUDIT" models 2>/dev/null | grep -q "all-MiniLM-L6-v2 (default)"; the
     exit 77
 fi
 
-check "leakaudit models lists the default model with its hash"
+check "leakaudit models lists the default model with its hash and the values an audit with it takes"
 la models
 expect_rc 0
 hash=$(grep -o "blake2b-256:[0-9a-f]\{64\}" out.txt | head -1)
 [ -n "$hash" ] || fail "models should print the weights hash"
+grep -A1 "all-MiniLM-L6-v2 (default)" out.txt | grep -q "threshold 0.82, no ratio margin, grade cosines: copy 0.97, numbers 0.90$" ||
+    fail "models should print the default model's threshold, margin and grade cosines"
+if grep -q "^  multilingual-e5-small " out.txt; then
+    grep -A1 "^  multilingual-e5-small " out.txt | grep -q "threshold 0.92, ratio margin 1.065, grade cosines: copy 0.99, numbers 0.90, digits 0.95" ||
+        fail "models should print the multilingual model's own values"
+fi
 
 check "leakaudit embed: one unit vector per record; the rewording is nearer than unrelated text"
 la embed dev.jsonl test.jsonl --out v.npy
