@@ -3,11 +3,9 @@
  */
 #include "vec_origin.h"
 #include "buf.h"
-#include "input.h"
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,18 +16,7 @@
 void la_vec_origin_digest(const float *vec, size_t rows, size_t dim, char hex[65])
 {
     unsigned char d[32];
-    crypto_generichash_state h;
-    crypto_generichash_init(&h, NULL, 0, sizeof d);
-    /* in pieces: crypto_generichash_update takes any length, but a matrix may pass 4 GB */
-    const unsigned char *p = (const unsigned char *)vec;
-    size_t left = rows * dim * sizeof *vec;
-    while (left) {
-        size_t n = left < ((size_t)1 << 30) ? left : ((size_t)1 << 30);
-        crypto_generichash_update(&h, p, n);
-        p += n;
-        left -= n;
-    }
-    crypto_generichash_final(&h, d, sizeof d);
+    crypto_generichash(d, sizeof d, (const unsigned char *)vec, (unsigned long long)(rows * dim * sizeof *vec), NULL, 0);
     sodium_bin2hex(hex, 65, d, sizeof d);
 }
 
@@ -120,18 +107,10 @@ la_status la_vec_origin_read(const char *npy_path, la_vec_origin *out)
         free(path);
         return LA_OK;
     }
-    la_input in;
-    la_status s = la_input_read(path, NULL, &in);
-    if (s != LA_OK) {
-        free(path);
-        return s;
-    }
-    json_tokener *tok = json_tokener_new();
-    json_object *root = tok ? json_tokener_parse_ex(tok, in.data, (int)(in.len > INT_MAX ? INT_MAX : in.len)) : NULL;
+    la_status s = LA_OK;
+    json_object *root = json_object_from_file(path);
     char dtype[16];
-    if (!tok) s = la_error(LA_ENOMEM, "out of memory reading %s", path);
-    else if (!root || json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(root, json_type_object))
-        s = bad(path, "the file", "one JSON object");
+    if (!root || !json_object_is_type(root, json_type_object)) s = bad(path, "the file", "one JSON object");
     else if (!get_string(root, "model", out->model, sizeof out->model)) s = bad(path, "model", "a model name");
     else if (!get_string(root, "weights", out->weights, sizeof out->weights)) s = bad(path, "weights", "a weights hash");
     else if (!get_size(root, "rows", &out->rows)) s = bad(path, "rows", "a count");
@@ -141,8 +120,6 @@ la_status la_vec_origin_read(const char *npy_path, la_vec_origin *out)
         s = bad(path, "vectors_blake2b_256", "64 lowercase hex digits");
     else out->present = 1;
     if (root) json_object_put(root);
-    if (tok) json_tokener_free(tok);
-    la_input_free(&in);
     free(path);
     if (s != LA_OK) memset(out, 0, sizeof *out);
     return s;
