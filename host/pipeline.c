@@ -431,8 +431,7 @@ static la_status decide_stage(const la_audit_job *j, const la_audit_opts *ao, la
     gp.threads = j->cli.threads;
     gp.semantic_lexical = !j->semantic.enabled || st->semantic.lexical_embedding;
     if (!gp.semantic_lexical && st->semantic.model_name[0])
-        st->grade_cosines = la_model_grade_cosines(st->semantic.model_name, &gp.copy_cosine, &gp.digits_cosine,
-                                                   &st->grade_cosines_source);
+        la_model_grade_cosines(st->semantic.model_name, &gp.copy_cosine, &gp.digits_cosine, &st->grade_cosines_source);
     st->copy_cosine = gp.copy_cosine;
     st->digits_cosine = gp.digits_cosine;
     LA_TRY(la_grade_pairs(st->table, &gp, &st->pairs, &st->grades));
@@ -492,7 +491,7 @@ static void report_stage(const la_audit_job *j, la_audit_state *st)
     r->param_names = st->param_names;
     r->param_values = st->param_values;
     r->nparams = 2;
-    if (st->grade_cosines) {
+    if (st->grade_cosines_source) {
         snprintf(st->copy_text, sizeof st->copy_text, "%g", st->copy_cosine);
         snprintf(st->digits_text, sizeof st->digits_text, "%g", st->digits_cosine);
         st->param_names[2] = "grade_copy_cosine";

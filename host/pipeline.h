@@ -75,10 +75,9 @@ typedef struct la_audit_state {
     la_exec exec;                 /* every backend op of the run goes through it, logged per stage */
     char backend_note[700];
     const char *param_names[5], *param_values[5];
-    int grade_cosines;            /* the model that made the vectors has grade cosines of its own
-                                     (la_model_grade_cosines): copy_cosine, digits_cosine */
-    double copy_cosine, digits_cosine;
-    const char *grade_cosines_source; /* where they come from */
+    double copy_cosine, digits_cosine; /* the grades' cosines in force */
+    const char *grade_cosines_source; /* where the model's own came from (la_model_grade_cosines), or
+                                         NULL: it has none, the defaults applied */
     char copy_text[32], digits_text[32];
     const char *ran_on;           /* "gpu" when any stage ran on a device, else "cpu" */
     la_report_section sections[4];
