@@ -17,19 +17,23 @@
 #include "grade.h"
 #include "table_fixture.h"
 
-static la_pair graded(fixture *f, uint32_t a, uint32_t b, uint32_t kinds, int threads)
+/* Link p graded alone with gp; st (may be NULL) gets the stats. */
+static la_pair graded_with(fixture *f, la_pair p, const la_grade_params *gp, la_grade_stats *st)
 {
     la_pairs ps = {0};
-    la_pair p = la_pair_make(a, b, kinds);
     assert_int_equal(la_pairs_push(&ps, &p), LA_OK);
-    la_grade_params gp;
-    la_grade_params_default(&gp);
-    gp.threads = threads;
-    la_grade_stats st;
-    assert_int_equal(la_grade_pairs(f->t, &gp, &ps, &st), LA_OK);
+    assert_int_equal(la_grade_pairs(f->t, gp, &ps, st), LA_OK);
     la_pair out = ps.v[0];
     la_pairs_free(&ps);
     return out;
+}
+
+static la_pair graded(fixture *f, uint32_t a, uint32_t b, uint32_t kinds, int threads)
+{
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    gp.threads = threads;
+    return graded_with(f, la_pair_make(a, b, kinds), &gp, NULL);
 }
 
 static const char *k_seen = "the blue kettle of the old mill whistles loudly when the miller brews strong tea at dawn";
@@ -301,15 +305,10 @@ static void test_numbers_rule_is_for_items(void **state)
     assert_true(p.nums_changed >= 8);
     assert_int_equal(p.grade, LA_GRADE_NEAR);
     /* the item-sized rule would hold it: the limit is what decides */
-    la_pairs ps = {0};
-    la_pair q = la_pair_make(a, b, LA_KIND_NEAR);
-    assert_int_equal(la_pairs_push(&ps, &q), LA_OK);
     la_grade_params gp;
     la_grade_params_default(&gp);
     gp.numbers_max_words = 100000;
-    assert_int_equal(la_grade_pairs(f.t, &gp, &ps, NULL), LA_OK);
-    assert_int_equal(ps.v[0].grade, LA_GRADE_RELATED);
-    la_pairs_free(&ps);
+    assert_int_equal(graded_with(&f, la_pair_make(a, b, LA_KIND_NEAR), &gp, NULL).grade, LA_GRADE_RELATED);
     la_table_free(f.t);
 }
 
@@ -317,24 +316,18 @@ static void test_numbers_rule_is_for_items(void **state)
  * (0: off). */
 static la_pair graded_cosine_stats(fixture *f, uint32_t a, uint32_t b, float cosine, double digits_cosine, la_grade_stats *st)
 {
-    la_pairs ps = {0};
     la_pair p = la_pair_make(a, b, LA_KIND_SEMANTIC);
     p.cosine = cosine;
-    assert_int_equal(la_pairs_push(&ps, &p), LA_OK);
     la_grade_params gp;
     la_grade_params_default(&gp);
     gp.semantic_lexical = 0;
     gp.digits_cosine = digits_cosine;
-    assert_int_equal(la_grade_pairs(f->t, &gp, &ps, st), LA_OK);
-    la_pair out = ps.v[0];
-    la_pairs_free(&ps);
-    return out;
+    return graded_with(f, p, &gp, st);
 }
 
 static la_pair graded_cosine(fixture *f, uint32_t a, uint32_t b, float cosine, double digits_cosine)
 {
-    la_grade_stats st;
-    return graded_cosine_stats(f, a, b, cosine, digits_cosine, &st);
+    return graded_cosine_stats(f, a, b, cosine, digits_cosine, NULL);
 }
 
 /* Rule 4's digits: above numbers_cosine, up to digits_cosine, the two rows of a semantic link must
