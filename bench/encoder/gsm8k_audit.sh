@@ -13,26 +13,7 @@ out="$root/bench/out/encoder-gsm8k"
 mkdir -p "$out"
 cmake -S "$root" -B "$root/build-bench" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$root/build-bench" -j2 --target leakaudit >/dev/null
-python3 - "$data" "$out" <<'PY'
-import json, sys
-data, out = sys.argv[1], sys.argv[2]
-def rows(p):
-    return [json.loads(l) for l in open(p, encoding="utf-8") if l.strip()]
-def qpart(t):
-    t = t[len("Question:"):] if t.startswith("Question:") else t
-    c = t.find("\nAnswer:")
-    return (t[:c] if c >= 0 else t).strip(" \t\n\r")
-test, reph, train = rows(f"{data}/gsm8k/test.jsonl"), rows(f"{data}/gsm8k/rephrase_test.jsonl"), rows(f"{data}/gsm8k/train.jsonl")
-with open(f"{out}/test.jsonl", "w") as f:
-    for i, r in enumerate(test):
-        f.write(json.dumps({"id": f"t{i}", "text": r["question"]}) + "\n")
-with open(f"{out}/dev.jsonl", "w") as f:
-    for i, r in enumerate(reph):
-        if i % 2 == 0:
-            f.write(json.dumps({"id": f"r{i}", "text": qpart(r["text"])}) + "\n")
-    for j, r in enumerate(train):
-        f.write(json.dumps({"id": f"train{j}", "text": r["question"]}) + "\n")
-PY
+python3 "$root/bench/encoder/gsm8k_sets.py" "$data" "$out"
 start=$(date +%s.%N)
 set +e
 "$root/build-bench/leakaudit" audit --dev "$out/dev.jsonl" --test "$out/test.jsonl" --near off --quiet \

@@ -13,27 +13,7 @@ data="${1:?usage: digits.sh SHARED_DATA_DIR [BUILD_DIR] [WORK_DIR]}"
 la="${2:-$root/build}/leakaudit"
 work="${3:-$root/bench/out/grades-digits}"
 mkdir -p "$work/gsm" "$work/i18n"
-python3 - "$data" "$work/gsm" <<'PY'
-import json, sys
-data, out = sys.argv[1], sys.argv[2]
-def rows(p):
-    return [json.loads(l) for l in open(p, encoding="utf-8") if l.strip()]
-def qpart(t):  # the question part of a stored rephrase, as bench/encoder/gsm8k_audit.sh takes it
-    t = t[len("Question:"):] if t.startswith("Question:") else t
-    c = t.find("\nAnswer:")
-    return (t[:c] if c >= 0 else t).strip(" \t\n\r")
-test, reph, train = (rows(f"{data}/gsm8k/{n}.jsonl") for n in ("test", "rephrase_test", "train"))
-with open(f"{out}/test.jsonl", "w") as f:
-    for i, r in enumerate(test):
-        f.write(json.dumps({"id": f"t{i}", "text": r["question"]}) + "\n")
-with open(f"{out}/train.jsonl", "w") as f:
-    for j, r in enumerate(train):
-        f.write(json.dumps({"id": f"train{j}", "text": r["question"]}) + "\n")
-with open(f"{out}/rephrased.jsonl", "w") as f:
-    for i, r in enumerate(reph):
-        if i % 2 == 0:
-            f.write(json.dumps({"id": f"r{i}", "text": qpart(r["text"])}) + "\n")
-PY
+python3 "$root/bench/encoder/gsm8k_sets.py" "$data" "$work/gsm"
 for f in Translation-en.xz Translation-zh_CN.bz2 Translation-ja.bz2 Translation-ru.bz2 Translation-de.bz2 \
          Translation-fr.bz2 Translation-es.bz2; do
   [ -s "$work/i18n/$f" ] || curl -sSf -o "$work/i18n/$f" "http://deb.debian.org/debian/dists/${REL:-bookworm}/main/i18n/$f"
