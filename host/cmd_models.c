@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "grade.h"
 #include "model.h"
-#include "semantic.h"
+#include "tiers.h"
 
 #include <math.h>
 
@@ -19,19 +19,23 @@
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* The values an audit with model `name` takes unless told otherwise, as one indented line. */
+/* The values an audit with model `name` takes unless told otherwise (the tier's own choice of
+ * threshold and margin, the grades' cosines), as one indented line. */
 static void print_calibration(const char *name)
 {
+    la_semantic_opts o;
+    la_semantic_opts_init(&o);
+    o.model = 1, o.lexical = 0, o.embed_set = 1, o.model_name = name;
     const char *src;
-    double threshold = la_model_threshold(name, &src), margin = la_model_margin(name, &src), copy, digits;
+    double threshold = la_semantic_threshold_for(&o), margin = la_semantic_margin_for(&o, &src), copy, digits;
     la_grade_params gp;
     la_grade_params_default(&gp);
     if (!la_model_grade_cosines(name, &copy, &digits, &src)) copy = gp.copy_cosine, digits = 0;
-    /* the default model's threshold is the one set for model vectors; another model's is borrowed */
-    int own = !isnan(threshold) || !strcmp(name, LA_MODEL_DEFAULT);
-    if (isnan(threshold)) threshold = LA_SEMANTIC_THRESHOLD_MODEL;
-    printf("    threshold %.2f%s, ", threshold, own ? "" : " (set on " LA_MODEL_DEFAULT ", not on this model: "
-                                                       "--semantic-threshold)");
+    /* the threshold for model vectors was set on the default model: another model without its own
+     * borrows it */
+    int borrowed = isnan(la_model_threshold(name, &src)) && strcmp(name, LA_MODEL_DEFAULT);
+    printf("    threshold %.2f%s, ", threshold, borrowed ? " (set on " LA_MODEL_DEFAULT ", not on this model: "
+                                                            "--semantic-threshold)" : "");
     if (margin > 0) printf("ratio margin %g", margin);
     else printf("no ratio margin");
     printf(", grade cosines: copy %.2f, numbers %.2f", copy, gp.numbers_cosine);
