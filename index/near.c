@@ -4,7 +4,9 @@
  * Four phases, whose per-item results go to fixed slots, so the output does not depend on the
  * thread count, on scheduling or on the backend:
  *   1. signatures, a batch of rows at a time: the CPU shingles each row (parallel loop), sorts its
- *      shingles, counts the distinct ones and feeds the document-frequency sketch; the backend
+ *      shingles, counts the distinct ones and adds them to the document frequencies (across the
+ *      boundary: a table of the held-out rows' shingles, built once they are signed; with --within:
+ *      a sketch of every shingle); the backend
  *      (dispatch.h: CPU or CUDA) computes the SimHash of the sorted multisets ("near_simhash"),
  *      the MinHash signatures of the distinct sets ("near_signatures") and their LSH band keys
  *      ("near_band_keys"), after which the batch's signatures are dropped; then the bottom-m
@@ -12,7 +14,7 @@
  *   2. bucket tables: held-out rows ("h") and the other rows ("o", only when needed), their entries
  *      sorted by key on the backend ("near_buckets", a stable sort: the same tables on every backend);
  *      a containment entry also carries what a hit needs of its row, and a bit filter of all samples
- *      replaces the frequency sketch, which is freed;
+ *      replaces the frequencies, which are freed;
  *   3. candidates (CPU, parallel): every row probes the tables of the other side, pairs collected
  *      per thread and then sorted and merged; the probes read random slots of tables larger than
  *      the cache, so they prefetch some lookups ahead. Without --within the other side's rows are
@@ -121,6 +123,23 @@ typedef struct scratch {
 
 typedef struct near_ctx near_ctx;
 
+/* Fused: every distinct shingle of the held-out rows with the number of rows of the corpus that
+ * hold it (exact; the other side's rows add theirs as they are signed), in an open-addressing
+ * table keyed by the shingle's low bits, behind a bit filter of its high bits. A slot with n == 0
+ * is empty (a kept shingle has at least its held-out row). */
+typedef struct freq_slot {
+    uint64_t key;
+    _Atomic uint32_t n;
+    uint32_t unused;
+} freq_slot;
+
+typedef struct freq_table {
+    freq_slot *slot;
+    size_t mask, keys;
+    uint64_t *filter;
+    int filter_log2;
+} freq_table;
+
 typedef enum side { SIDE_HELD, SIDE_OTHER } side;
 
 struct near_ctx {
@@ -140,8 +159,11 @@ struct near_ctx {
                                  rows keep no keys, and their samples in scratch only); NULL: row
                                  i's slot is i */
     uint32_t *nsamp;          /* samples per row (0: the row cannot be the contained side) */
-    _Atomic uint32_t *df;     /* document frequency sketch of shingle hashes (DF_SIZE counters),
-                                 freed once the rows are sampled */
+    _Atomic uint32_t *df;     /* with --within: document frequency sketch of shingle hashes
+                                 (DF_SIZE counters), freed once the rows are sampled */
+    freq_table freq;          /* fused: the held-out rows' shingles and their document frequencies */
+    uint32_t *shared;         /* fused: per other-side row, its distinct shingles that a held-out row
+                                 has too (counted as it is signed) */
     uint64_t *filter;         /* bit set of the containment samples' hashes (high filter_log2 bits) */
     int filter_log2;
     la_buckets *lsh_h, *lsh_o, *sim_h, *sim_o, *con_h, *con_o;
@@ -234,10 +256,169 @@ static uint64_t block_value(const near_ctx *c, uint64_t h, int j)
     return (h >> start) & mask;
 }
 
+/* ---- the held-out shingles' frequencies (fused) ------------------------------------------------ */
+
+static size_t freq_home(const freq_table *f, uint64_t h) { return (size_t)h & f->mask; }
+static size_t freq_bit(const freq_table *f, uint64_t h) { return (size_t)(h >> (64 - f->filter_log2)); }
+
+static int freq_may_have(const freq_table *f, uint64_t h)
+{
+    size_t b = freq_bit(f, h);
+    return (int)(f->filter[b >> 6] >> (b & 63) & 1);
+}
+
+/* The slot of shingle h, or NULL when no held-out row has it. */
+static freq_slot *freq_find(const freq_table *f, uint64_t h)
+{
+    if (!freq_may_have(f, h)) return NULL;
+    for (size_t i = freq_home(f, h);; i = (i + 1) & f->mask) {
+        freq_slot *s = &f->slot[i];
+        if (!atomic_load_explicit(&s->n, memory_order_relaxed)) return NULL;
+        if (s->key == h) return s;
+    }
+}
+
+/* Before freq_find(sh[k]) in a loop over sh[0 .. n): the filter words of the shingles PROBE_AHEAD
+ * ahead and the slots of those half as far ahead that pass it start loading. */
+static void freq_prefetch(const freq_table *f, const uint64_t *sh, size_t k, size_t n)
+{
+    if (k + PROBE_AHEAD < n) LA_PREFETCH(&f->filter[freq_bit(f, sh[k + PROBE_AHEAD]) >> 6]);
+    if (k + PROBE_AHEAD / 2 < n && freq_may_have(f, sh[k + PROBE_AHEAD / 2]))
+        LA_PREFETCH(&f->slot[freq_home(f, sh[k + PROBE_AHEAD / 2])]);
+}
+
+/* How many rows hold shingle h: exact for the held-out rows' shingles (fused), 0 for any other; with
+ * --within, the sketch's count, which collisions can only raise. */
+static uint32_t freq_of(const near_ctx *c, uint64_t h)
+{
+    if (!c->fused) return atomic_load_explicit(&c->df[df_slot(h)], memory_order_relaxed);
+    const freq_slot *s = freq_find(&c->freq, h);
+    return s ? atomic_load_explicit(&s->n, memory_order_relaxed) : 0;
+}
+
+static void freq_prefetch_of(const near_ctx *c, const uint64_t *sh, size_t k, size_t n)
+{
+    if (c->fused)
+        freq_prefetch(&c->freq, sh, k, n);
+    else if (k + PROBE_AHEAD < n)
+        LA_PREFETCH(&c->df[df_slot(sh[k + PROBE_AHEAD])]);
+}
+
+/* An other-side row's distinct shingles sh[0 .. n) into the frequencies of the held-out shingles it
+ * holds; returns how many it holds. */
+static uint32_t freq_count(near_ctx *c, const uint64_t *sh, size_t n)
+{
+    const freq_table *f = &c->freq;
+    uint32_t held = 0;
+    for (size_t k = 0; k < n; k++) {
+        freq_prefetch(f, sh, k, n);
+        freq_slot *s = freq_find(f, sh[k]);
+        if (!s) continue;
+        atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
+        held++;
+    }
+    return held;
+}
+
+static size_t shingle_row(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap);
+static const uint64_t *distinct_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, size_t *n);
+
+/* Row i's distinct shingles as the frequencies count them (*n of them at *set): a row flagged in
+ * p.skip counts although it is not signed, so its set is built from the text when signing kept none. */
+static la_status counted_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, const uint64_t **set, size_t *n)
+{
+    *set = NULL;
+    *n = 0;
+    if (!c->r[i].norm) return LA_OK;
+    if (c->nsh[i] || !c->set) {
+        *set = distinct_set(c, i, buf, cap, n);
+    } else {
+        size_t m = shingle_row(c, i, buf, cap);
+        if (m != (size_t)-1) {
+            *n = la_cpu_shingle_unique(*buf, m);
+            *set = *buf;
+        }
+    }
+    return *set ? LA_OK : la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
+}
+
+/* Insert shingle h into a table with room; add adds to its count. */
+static void freq_insert(freq_table *f, uint64_t h, uint32_t add)
+{
+    size_t i = freq_home(f, h);
+    while (f->slot[i].n && f->slot[i].key != h) i = (i + 1) & f->mask;
+    if (!f->slot[i].n) {
+        f->slot[i].key = h;
+        f->keys++;
+    }
+    f->slot[i].n += add;
+}
+
+static la_status freq_alloc(freq_table *f, size_t cap)
+{
+    free(f->slot);
+    f->slot = la_calloc_n(cap, sizeof *f->slot);
+    f->mask = cap - 1;
+    f->keys = 0;
+    return f->slot ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for a table of %zu held-out shingles", cap / 2);
+}
+
+/* The frequency table of the held-out rows' shingles, counting the held-out rows (signed before
+ * this); the other side's rows add theirs as they are signed. */
+static la_status build_freq(near_ctx *c)
+{
+    freq_table *f = &c->freq;
+    size_t most = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->r[i].part == c->held && c->r[i].norm) most += c->nsh[i] ? c->nsh[i] : la_shingle_bound(c->r[i].norm_len);
+    size_t cap = 16;
+    while (cap < 2 * most) cap <<= 1;
+    LA_TRY(freq_alloc(f, cap));
+    scratch *s = &c->sc[0];
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->r[i].part != c->held) continue;
+        const uint64_t *set;
+        size_t n;
+        LA_TRY(counted_set(c, i, &s->sh, &s->shcap, &set, &n));
+        for (size_t k = 0; k < n; k++) freq_insert(f, set[k], 1);
+    }
+    /* sized for shingles that all differ; most repeat across rows, and a table at most half full
+     * of its keys spans fewer cache lines for the other side's probes */
+    size_t fit = 16;
+    while (fit < 2 * f->keys) fit <<= 1;
+    if (fit < cap) {
+        freq_table old = *f;
+        f->slot = NULL;
+        la_status st = freq_alloc(f, fit);
+        for (size_t i = 0; st == LA_OK && i < cap; i++)
+            if (old.slot[i].n) freq_insert(f, old.slot[i].key, old.slot[i].n);
+        free(old.slot);
+        LA_TRY(st);
+    }
+    f->filter_log2 = FILTER_MIN_LOG2;
+    while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
+    f->filter = la_calloc_n((size_t)1 << (f->filter_log2 - 6), sizeof *f->filter);
+    if (!f->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
+    for (size_t i = 0; i <= f->mask; i++)
+        if (f->slot[i].n) {
+            size_t b = freq_bit(f, f->slot[i].key);
+            f->filter[b >> 6] |= 1ull << (b & 63);
+        }
+    return LA_OK;
+}
+
+static void freq_free(freq_table *f)
+{
+    free(f->slot);
+    free(f->filter);
+    memset(f, 0, sizeof *f);
+}
+
 /* ---- phase 1: signatures ----------------------------------------------------------------------- */
 
 /* One row of the batch: its sorted shingle multiset into mh at its slot, the distinct set into uh
- * at the same slot, the distinct count into nsh and the distinct set into the frequency sketch. */
+ * at the same slot, the distinct count into nsh and the distinct set into the frequencies (fused:
+ * an other-side row into the held-out shingles' table; with --within every row into the sketch). */
 static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
@@ -255,12 +436,15 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         if (n) memcpy(u, m, n * sizeof *u);
         n = la_cpu_shingle_unique(u, n);
         c->nsh[i] = (uint32_t)n;
-        if (c->contain)
+        if (c->fused) {
+            if (c->pass_side == SIDE_OTHER) c->shared[i] = freq_count(c, u, n);
+        } else if (c->contain) {
             for (size_t k = 0; k < n; k++) {
                 /* the counters are a table far larger than the cache: start the misses early */
                 if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&c->df[df_slot(u[k + PROBE_AHEAD])]);
                 atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
             }
+        }
         if (skip) c->nsh[i] = 0, c->mcnt[j] = 0; /* counted in the frequencies, and no further */
     }
     phase_adds(c, end - begin);
@@ -443,8 +627,8 @@ static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n, uint
     c->nsamp[i] = 0;
     for (size_t k = 0; k < n; k++) {
         uint64_t h = sh[k];
-        if (k + PROBE_AHEAD < n) LA_PREFETCH(&c->df[df_slot(sh[k + PROBE_AHEAD])]);
-        uint32_t d = atomic_load_explicit(&c->df[df_slot(h)], memory_order_relaxed);
+        freq_prefetch_of(c, sh, k, n);
+        uint32_t d = freq_of(c, h);
         if (d < 2) continue;
         shared++;
         /* Hashes arrive ascending, so an equal df never displaces an earlier entry. */
@@ -767,6 +951,9 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
         /* fused: a row of the other side is sampled here, from the shingles its containment probe
          * reads anyway, instead of in a pass of its own before the tables are built */
         int have = c->sample_in_probe && c->nsh[i] >= (uint32_t)c->p.containment_min_shingles;
+        /* sample_set would find too few shared shingles to sample it (those of an other-side row
+         * are the ones a held-out row has, counted as it was signed): not even its set is read */
+        if (have && (double)c->shared[i] < c->p.containment_threshold * (double)c->nsh[i]) have = 0;
         size_t n = 0;
         const uint64_t *sh = have ? distinct_set(c, i, &s->sh, &s->shcap, &n) : NULL;
         if (have && !sh) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
@@ -856,6 +1043,8 @@ static void free_ctx(near_ctx *c)
     free(c->sidx);
     free(c->nsamp);
     free(c->df);
+    freq_free(&c->freq);
+    free(c->shared);
     free(c->filter);
     la_buckets_free(c->lsh_h);
     la_buckets_free(c->lsh_o);
@@ -917,8 +1106,10 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     c->samp = la_malloc_nm(slots, (size_t)c->m, sizeof *c->samp);
     c->nsamp = la_calloc_n(n, sizeof *c->nsamp);
     c->sc = calloc((size_t)c->nthreads, sizeof *c->sc);
-    if (c->contain) c->df = calloc(DF_SIZE, sizeof *c->df);
-    if (!c->nsh || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->df))
+    if (c->contain && !c->fused) c->df = calloc(DF_SIZE, sizeof *c->df);
+    if (c->fused && !(c->shared = la_calloc_n(n, sizeof *c->shared)))
+        return la_error(LA_ENOMEM, "near: out of memory for the shared shingle counts of %zu rows", n);
+    if (!c->nsh || !c->keys || !c->simh || !c->samp || !c->nsamp || !c->sc || (c->contain && !c->fused && !c->df))
         return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", n);
     for (int i = 0; c->contain && i < c->nthreads; i++)
         if (!(c->sc[i].nhit = la_calloc_n(n, sizeof *c->sc[i].nhit)))
@@ -931,6 +1122,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         c->pass_side = SIDE_HELD;
         LA_TRY(sign_rows(c));
         LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
+        if (c->fused) LA_TRY(build_freq(c));
         c->pass_side = SIDE_OTHER;
         c->probe_signed = 1;
         LA_TRY(sign_rows(c));
@@ -963,8 +1155,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
         c->sample_in_probe = 0;
         /* verification needs none of the tables, keys, samples or frequencies */
-        free(c->df);
-        c->df = NULL;
+        freq_free(&c->freq);
         free(c->keys);
         c->keys = NULL;
         la_buckets_free(c->held_sets);
