@@ -116,6 +116,8 @@ typedef struct scratch {
     size_t ncached;
     uint32_t *siga, *sigb;   /* verification: MinHash signatures of a pair's rows (K each) */
     uint64_t smp[MAX_SAMPLE]; /* fused: the sample of the row being probed */
+    uint64_t *pass;          /* containment: the probing row's shingles that pass the samples' filter */
+    size_t passcap;
     uint32_t sigb_row;       /* the row sigb holds, or UINT32_MAX */
     char pad[64];            /* the next thread's scratch starts a cache line further: no line is
                                 written by two threads */
@@ -872,17 +874,23 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
     size_t n = nsh_x;
     if (!sh && !(sh = distinct_set(c, x, &s->sh, &s->shcap, &n))) return 0;
     uint32_t nx = c->nsh[x];
+    /* the shingles that pass the filter first (a branch-free pass over the set), then their
+     * lookups, which do not depend on each other: their cache misses start PROBE_AHEAD early */
+    if (!grow((void **)&s->pass, &s->passcap, n, sizeof *s->pass)) return 0;
+    uint64_t *pass = s->pass;
+    size_t np = 0;
     for (size_t i = 0; i < n; i++) {
-        /* the shingles' lookups do not depend on each other: start their cache misses early */
-        if (i + PROBE_AHEAD < n) LA_PREFETCH(&c->filter[filter_bit(c, sh[i + PROBE_AHEAD]) >> 6]);
-        if (i + PROBE_AHEAD / 2 < n && filter_has(c, sh[i + PROBE_AHEAD / 2]))
+        pass[np] = sh[i];
+        np += (size_t)filter_has(c, sh[i]);
+    }
+    for (size_t i = 0; i < np; i++) {
+        if (i + PROBE_AHEAD < np)
             for (int t = 0; t < 2; t++)
-                if (con[t]) la_buckets_prefetch(con[t], sh[i + PROBE_AHEAD / 2]);
-        if (!filter_has(c, sh[i])) continue;
+                if (con[t]) la_buckets_prefetch(con[t], pass[i + PROBE_AHEAD]);
         for (int t = 0; t < 2; t++) {
             if (!con[t]) continue;
             const la_bucket_entry *f;
-            size_t k = la_buckets_find(con[t], sh[i], &f);
+            size_t k = la_buckets_find(con[t], pass[i], &f);
             for (size_t q = 0; q < k; q++) {
                 uint32_t y = f[q].row, ny = f[q].aux & CON_NSH_MASK;
                 if (ny == CON_NSH_MASK) ny = c->nsh[y];
@@ -1072,6 +1080,7 @@ static void free_ctx(near_ctx *c)
             free(c->sc[i].sh);
             free(c->sc[i].sh2);
             free(c->sc[i].hits);
+            free(c->sc[i].pass);
             free(c->sc[i].nhit);
             free(c->sc[i].c);
             free(c->sc[i].siga);
