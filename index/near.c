@@ -116,7 +116,8 @@ typedef struct scratch {
     size_t ncached;
     uint32_t *siga, *sigb;   /* verification: MinHash signatures of a pair's rows (K each) */
     uint64_t smp[MAX_SAMPLE]; /* fused: the sample of the row being probed */
-    uint64_t *pass;          /* containment: the probing row's shingles that pass the samples' filter */
+    uint64_t *pass;          /* the shingles of a row that pass a filter: the samples' (containment
+                                probe) or the held-out shingles' (counting, fused) */
     size_t passcap;
     uint32_t sigb_row;       /* the row sigb holds, or UINT32_MAX */
     char pad[64];            /* the next thread's scratch starts a cache line further: no line is
@@ -307,14 +308,22 @@ static void freq_prefetch_of(const near_ctx *c, const uint64_t *sh, size_t k, si
 }
 
 /* An other-side row's distinct shingles sh[0 .. n) into the frequencies of the held-out shingles it
- * holds; returns how many it holds. */
-static uint32_t freq_count(near_ctx *c, const uint64_t *sh, size_t n)
+ * holds; returns how many it holds, or UINT32_MAX when out of memory. Those that pass the filter
+ * are listed first in *pass (one branch-free pass), then looked up with their slots prefetched. */
+static uint32_t freq_count(near_ctx *c, const uint64_t *sh, size_t n, uint64_t **pass, size_t *passcap)
 {
     const freq_table *f = &c->freq;
-    uint32_t held = 0;
+    if (!grow((void **)pass, passcap, n, sizeof **pass)) return UINT32_MAX;
+    uint64_t *p = *pass;
+    size_t np = 0;
     for (size_t k = 0; k < n; k++) {
-        freq_prefetch(f, sh, k, n);
-        freq_slot *s = freq_find(f, sh[k]);
+        p[np] = sh[k];
+        np += (size_t)freq_may_have(f, sh[k]);
+    }
+    uint32_t held = 0;
+    for (size_t k = 0; k < np; k++) {
+        if (k + PROBE_AHEAD < np) LA_PREFETCH(&f->slot[freq_home(f, p[k + PROBE_AHEAD])]);
+        freq_slot *s = freq_find(f, p[k]);
         if (!s) continue;
         atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
         held++;
@@ -439,7 +448,9 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         n = la_cpu_shingle_unique(u, n);
         c->nsh[i] = (uint32_t)n;
         if (c->fused) {
-            if (c->pass_side == SIDE_OTHER) c->shared[i] = freq_count(c, u, n);
+            if (c->pass_side == SIDE_OTHER &&
+                (c->shared[i] = freq_count(c, u, n, &c->sc[worker].pass, &c->sc[worker].passcap)) == UINT32_MAX)
+                return la_error(LA_ENOMEM, "near: out of memory counting shingles");
         } else if (c->contain) {
             for (size_t k = 0; k < n; k++) {
                 /* the counters are a table far larger than the cache: start the misses early */
