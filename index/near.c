@@ -382,28 +382,39 @@ static la_status build_freq(near_ctx *c)
     size_t most = 0;
     for (size_t i = 0; i < c->n; i++)
         if (c->r[i].part == c->held && c->r[i].norm) most += c->nsh[i] ? c->nsh[i] : la_shingle_bound(c->r[i].norm_len);
+    /* at most 80 % full even if every shingle were distinct; most repeat across rows */
     size_t cap = 16;
-    while (cap < 2 * most) cap <<= 1;
+    while (cap < most + most / 4) cap <<= 1;
     LA_TRY(freq_alloc(f, cap));
     scratch *s = &c->sc[0];
+    /* the inserts go to random slots of a table larger than the cache: each starts its slot's
+     * cache miss PROBE_AHEAD inserts early */
     for (size_t i = 0; i < c->n; i++) {
         if (c->r[i].part != c->held) continue;
         const uint64_t *set;
         size_t n;
         LA_TRY(counted_set(c, i, &s->sh, &s->shcap, &set, &n));
-        for (size_t k = 0; k < n; k++) freq_insert(f, set[k], 1);
+        for (size_t k = 0; k < n; k++) {
+            if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&f->slot[freq_home(f, set[k + PROBE_AHEAD])]);
+            freq_insert(f, set[k], 1);
+        }
     }
-    /* sized for shingles that all differ; most repeat across rows, and a table at most half full
-     * of its keys spans fewer cache lines for the other side's probes */
+    /* a table less than a quarter full is built again half full: it spans fewer cache lines for
+     * the other side's probes */
     size_t fit = 16;
     while (fit < 2 * f->keys) fit <<= 1;
-    if (fit < cap) {
-        freq_table old = *f;
+    if (4 * f->keys < cap) {
+        size_t nk = 0;
+        for (size_t i = 0; i < cap; i++)
+            if (f->slot[i].n) f->slot[nk++] = (freq_slot){f->slot[i].key, f->slot[i].n, 0};
+        freq_slot *old = f->slot;
         f->slot = NULL;
         la_status st = freq_alloc(f, fit);
-        for (size_t i = 0; st == LA_OK && i < cap; i++)
-            if (old.slot[i].n) freq_insert(f, old.slot[i].key, old.slot[i].n);
-        free(old.slot);
+        for (size_t i = 0; st == LA_OK && i < nk; i++) {
+            if (i + PROBE_AHEAD < nk) LA_PREFETCH_WRITE(&f->slot[freq_home(f, old[i + PROBE_AHEAD].key)]);
+            freq_insert(f, old[i].key, old[i].n);
+        }
+        free(old);
         LA_TRY(st);
     }
     f->filter_log2 = FILTER_MIN_LOG2;
