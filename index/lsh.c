@@ -19,19 +19,31 @@ double la_lsh_candidate_prob(double s, int bands, int rows)
     return 1.0 - pow(1.0 - pow(s, rows), bands);
 }
 
-/* Composite Simpson rule of the candidate probability (or its complement) over [lo, hi]. */
-static double integrate(double lo, double hi, int bands, int rows, int complement)
+/* Simpson weight of grid point i of STEPS intervals (composite rule: 1, 4, 2, 4, ..., 4, 1). */
+enum { STEPS = 256 };
+static double simpson_weight(int i) { return (i == 0 || i == STEPS) ? 1.0 : (i % 2 ? 4.0 : 2.0); }
+
+/*
+ * The composite Simpson rule over [lo, hi] of the candidate probability (complement = 0) or of its
+ * complement (1), for r rows and every band count b = 1 .. nb at once, into sum[b - 1]. The
+ * complement (1 - s^r)^b is carried from b to b + 1 by one multiplication per grid point, so a
+ * row count costs STEPS + 1 pow calls instead of that many per band count.
+ */
+static void integrate_bands(double lo, double hi, int r, int nb, int complement, double *acc, double *sum)
 {
-    enum { STEPS = 256 };
-    if (hi <= lo) return 0.0;
-    double h = (hi - lo) / STEPS, sum = 0.0;
-    for (int i = 0; i <= STEPS; i++) {
-        double p = la_lsh_candidate_prob(lo + i * h, bands, rows);
-        if (complement) p = 1.0 - p;
-        double w = (i == 0 || i == STEPS) ? 1.0 : (i % 2 ? 4.0 : 2.0);
-        sum += w * p;
+    for (int b = 0; b < nb; b++) sum[b] = 0.0;
+    if (hi <= lo) return;
+    double h = (hi - lo) / STEPS;
+    for (int i = 0; i <= STEPS; i++) acc[i] = 1.0;
+    for (int b = 0; b < nb; b++) {
+        double t = 0.0;
+        for (int i = 0; i <= STEPS; i++) {
+            if (b == 0) acc[STEPS + 1 + i] = 1.0 - pow(lo + i * h, r); /* 1 - s^r at point i */
+            acc[i] *= acc[STEPS + 1 + i];
+            t += simpson_weight(i) * (complement ? acc[i] : 1.0 - acc[i]);
+        }
+        sum[b] = t * h / 3.0;
     }
-    return sum * h / 3.0;
 }
 
 la_status la_lsh_choose(double threshold, int num_perm, double fp_weight, double fn_weight, int *bands,
@@ -42,20 +54,37 @@ la_status la_lsh_choose(double threshold, int num_perm, double fp_weight, double
     if (num_perm < 1) return la_error(LA_EINVAL, "number of permutations %d: expected at least 1", num_perm);
     if (!(fp_weight >= 0.0 && fn_weight >= 0.0) || fp_weight + fn_weight <= 0.0)
         return la_error(LA_EINVAL, "LSH weights %g, %g: expected non-negative, not both zero", fp_weight, fn_weight);
+    /* err[b][r] for every b * r <= num_perm, row count by row count (integrate_bands), then read in
+     * the order band count first, so ties keep the fewest bands */
+    size_t *at = malloc(((size_t)num_perm + 2) * sizeof *at);
+    double *acc = malloc(2 * (STEPS + 1) * sizeof *acc);
+    double *fp = malloc((size_t)num_perm * sizeof *fp), *fn = malloc((size_t)num_perm * sizeof *fn);
+    double *err = NULL;
+    if (at && acc && fp && fn) {
+        at[1] = 0;
+        for (int b = 1; b <= num_perm; b++) at[b + 1] = at[b] + (size_t)(num_perm / b);
+        err = malloc((at[num_perm + 1] ? at[num_perm + 1] : 1) * sizeof *err);
+    }
+    if (!err) {
+        free(at), free(acc), free(fp), free(fn);
+        return la_error(LA_ENOMEM, "out of memory choosing LSH bands for %d permutations", num_perm);
+    }
+    for (int r = 1; r <= num_perm; r++) {
+        int nb = num_perm / r;
+        integrate_bands(0.0, threshold, r, nb, 0, acc, fp);
+        integrate_bands(threshold, 1.0, r, nb, 1, acc, fn);
+        for (int b = 1; b <= nb; b++) err[at[b] + (size_t)(r - 1)] = fp_weight * fp[b - 1] + fn_weight * fn[b - 1];
+    }
     double best = INFINITY;
     int bb = 1, br = num_perm;
-    for (int b = 1; b <= num_perm; b++) {
-        for (int r = 1; r <= num_perm / b; r++) {
-            double fp = integrate(0.0, threshold, b, r, 0);
-            double fn = integrate(threshold, 1.0, b, r, 1);
-            double err = fp_weight * fp + fn_weight * fn;
-            if (err < best - 1e-15) {
-                best = err;
+    for (int b = 1; b <= num_perm; b++)
+        for (int r = 1; r <= num_perm / b; r++)
+            if (err[at[b] + (size_t)(r - 1)] < best - 1e-15) {
+                best = err[at[b] + (size_t)(r - 1)];
                 bb = b;
                 br = r;
             }
-        }
-    }
+    free(at), free(acc), free(fp), free(fn), free(err);
     *bands = bb;
     *rows = br;
     if (expected_recall) *expected_recall = la_lsh_candidate_prob(threshold, bb, br);

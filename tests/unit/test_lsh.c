@@ -34,6 +34,42 @@ static void test_known_band_choices(void **state)
     }
 }
 
+/* The weighted error of (b, r) by the plain rule: Simpson over 256 intervals of the candidate
+ * probability below the threshold and of its complement above, each point from
+ * la_lsh_candidate_prob. */
+static double plain_error(double t, int b, int r, double wfp)
+{
+    double fp = 0.0, fn = 0.0, hf = t / 256, hn = (1.0 - t) / 256;
+    for (int i = 0; i <= 256; i++) {
+        double w = (i == 0 || i == 256) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+        fp += w * la_lsh_candidate_prob(i * hf, b, r);
+        fn += w * (1.0 - la_lsh_candidate_prob(t + i * hn, b, r));
+    }
+    return wfp * fp * hf / 3.0 + (1.0 - wfp) * fn * hn / 3.0;
+}
+
+/* The choice minimizes that error over every b * r <= K, for thresholds and weights across their
+ * range: its error is the least of all, up to rounding. */
+static void test_choice_minimizes_the_plain_error(void **state)
+{
+    int ks[] = {16, 64, 128};
+    double wfps[] = {0.15, 0.5};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t w = 0; w < 2; w++)
+            for (int ti = 1; ti <= 19; ti++) {
+                double t = ti * 0.05;
+                int b, r;
+                assert_int_equal(la_lsh_choose(t, ks[k], wfps[w], 1.0 - wfps[w], &b, &r, NULL), LA_OK);
+                double chosen = plain_error(t, b, r, wfps[w]), least = INFINITY;
+                for (int bb = 1; bb <= ks[k]; bb++)
+                    for (int rr = 1; rr <= ks[k] / bb; rr++) {
+                        double e = plain_error(t, bb, rr, wfps[w]);
+                        if (e < least) least = e;
+                    }
+                assert_true(chosen <= least + 1e-12);
+            }
+}
+
 static void test_candidate_probability(void **state)
 {
     assert_true(fabs(la_lsh_candidate_prob(0.5, 1, 1) - 0.5) < 1e-12);
@@ -90,6 +126,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_band_choices),
+        cmocka_unit_test(test_choice_minimizes_the_plain_error),
         cmocka_unit_test(test_candidate_probability),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_buckets),
