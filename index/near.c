@@ -353,16 +353,18 @@ static la_status counted_set(const near_ctx *c, size_t i, uint64_t **buf, size_t
     return *set ? LA_OK : la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
 }
 
-/* Insert shingle h into a table with room; add adds to its count. */
+/* Insert shingle h into a table with room; add adds to its count. One thread builds the table, so
+ * its counts are read and written relaxed (a plain `+=` on the _Atomic count is a locked add). */
 static void freq_insert(freq_table *f, uint64_t h, uint32_t add)
 {
     size_t i = freq_home(f, h);
-    while (f->slot[i].n && f->slot[i].key != h) i = (i + 1) & f->mask;
-    if (!f->slot[i].n) {
+    uint32_t n;
+    while ((n = atomic_load_explicit(&f->slot[i].n, memory_order_relaxed)) && f->slot[i].key != h) i = (i + 1) & f->mask;
+    if (!n) {
         f->slot[i].key = h;
         f->keys++;
     }
-    f->slot[i].n += add;
+    atomic_store_explicit(&f->slot[i].n, n + add, memory_order_relaxed);
 }
 
 static la_status freq_alloc(freq_table *f, size_t cap)
