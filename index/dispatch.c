@@ -61,7 +61,7 @@ static la_status call_on(const la_exec *x, const la_backend *be, op_call fn, con
 {
     if (splittable && be->host_loops && ndocs > SPLIT_CHUNK) {
         split_arg s = {be, fn, args};
-        return la_parallel_for(x->threads, ndocs, SPLIT_CHUNK, split_worker, &s);
+        return la_parallel_for(x->threads, ndocs, la_parallel_grain(x->threads, ndocs, SPLIT_CHUNK), split_worker, &s);
     }
     return fn(be, args, 0, ndocs);
 }
@@ -92,6 +92,20 @@ static la_status run(la_exec *x, const char *stage, op_call fn, const void *args
     st->items += items;
     st->bytes += bytes;
     st->seconds += la_now() - t0;
+    return LA_OK;
+}
+
+la_status la_exec_log_host(la_exec *x, const char *stage, double items, double bytes, double seconds)
+{
+    la_stage *st = stage_get(x, stage);
+    if (!st) return la_error(LA_EINTERNAL, "dispatch: more than %d stages", LA_MAX_STAGES);
+    if (x->be != x->chosen && !st->fallback[0]) snprintf(st->fallback, sizeof st->fallback, "%s", x->note);
+    st->backend = x->be->name;
+    st->device = x->be->device;
+    st->calls++;
+    st->items += items;
+    st->bytes += bytes;
+    st->seconds += seconds;
     return LA_OK;
 }
 

@@ -71,6 +71,11 @@ la_status la_exec_simhash(la_exec *x, const char *stage, const uint64_t *h, cons
 la_status la_exec_lsh_keys(la_exec *x, const char *stage, const uint32_t *sig, size_t ndocs, int k, int bands,
                            int rows, uint64_t *keys /* OUT */);
 la_status la_exec_sort_keys(la_exec *x, const char *stage, la_key_row *e, size_t n);
+
+/* Log one call of a stage whose op the caller ran itself on x->be, a host_loops backend, from its
+ * own workers (a loop that runs several ops on each chunk of documents while they are in the
+ * cache): its items, bytes and seconds (the workers' time inside the op over the workers). */
+la_status la_exec_log_host(la_exec *x, const char *stage, double items, double bytes, double seconds);
 la_status la_exec_simtile(la_exec *x, const char *stage, const float *Q, size_t nq, const float *S, size_t ns,
                           size_t d, uint32_t s_offset, const la_simtile_params *p, la_simtile_hits *hits /* OUT: appended */,
                           uint32_t *top_idx /* IN/OUT */, float *top_cos /* IN/OUT */, size_t *rescored /* OUT */);

@@ -120,6 +120,12 @@ typedef struct scratch {
                                 probe) or the held-out shingles' (counting, fused) */
     size_t passcap;
     uint32_t sigb_row;       /* the row sigb holds, or UINT32_MAX */
+    /* signing on a host-loop backend (sign_chunk): a chunk's CSR offsets into mh and uh, its
+     * signatures, and the seconds this worker spent in each op */
+    uint64_t *coff_m, *coff_u;
+    uint32_t *csig;
+    size_t chunk_cap;
+    double op_s[3];
     char pad[64];            /* the next thread's scratch starts a cache line further: no line is
                                 written by two threads */
 } scratch;
@@ -185,7 +191,8 @@ struct near_ctx {
     int sample_in_probe;      /* this candidate pass samples the rows it probes */
     /* the signature batch: nb rows of the pass (brow), batch row j's shingles at slot[j] in mh
      * (sorted multiset) and uh (distinct), then packed to CSR moff / uoff; its SimHashes and band
-     * keys in bsimh and bkeys */
+     * keys in bsimh and bkeys. On a host-loop backend (sign_chunk) each chunk of rows packs its
+     * own shingles from the chunk's first slot on, row j's distinct set at uoff[j] */
     size_t nb, cap, rows_cap;
     uint32_t *brow;
     uint64_t *mh, *uh, *slot, *moff, *uoff, *bsimh, *bkeys;
@@ -440,6 +447,24 @@ static void freq_free(freq_table *f)
 
 /* ---- phase 1: signatures ----------------------------------------------------------------------- */
 
+/* Row i's distinct shingles u[0..n) into the frequencies (fused: an other-side row into the
+ * held-out shingles' table; with --within every row into the sketch). */
+static la_status count_frequencies(near_ctx *c, int worker, size_t i, const uint64_t *u, size_t n)
+{
+    if (c->fused) {
+        if (c->pass_side == SIDE_OTHER &&
+            (c->shared[i] = freq_count(c, u, n, &c->sc[worker].pass, &c->sc[worker].passcap)) == UINT32_MAX)
+            return la_error(LA_ENOMEM, "near: out of memory counting shingles");
+    } else if (c->contain) {
+        for (size_t k = 0; k < n; k++) {
+            /* the counters are a table far larger than the cache: start the misses early */
+            if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&c->df[df_slot(u[k + PROBE_AHEAD])]);
+            atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
+        }
+    }
+    return LA_OK;
+}
+
 /* One row of the batch: its sorted shingle multiset into mh at its slot, the distinct set into uh
  * at the same slot, the distinct count into nsh and the distinct set into the frequencies (fused:
  * an other-side row into the held-out shingles' table; with --within every row into the sketch). */
@@ -460,17 +485,7 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         if (n) memcpy(u, m, n * sizeof *u);
         n = la_cpu_shingle_unique(u, n);
         c->nsh[i] = (uint32_t)n;
-        if (c->fused) {
-            if (c->pass_side == SIDE_OTHER &&
-                (c->shared[i] = freq_count(c, u, n, &c->sc[worker].pass, &c->sc[worker].passcap)) == UINT32_MAX)
-                return la_error(LA_ENOMEM, "near: out of memory counting shingles");
-        } else if (c->contain) {
-            for (size_t k = 0; k < n; k++) {
-                /* the counters are a table far larger than the cache: start the misses early */
-                if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&c->df[df_slot(u[k + PROBE_AHEAD])]);
-                atomic_fetch_add_explicit(&c->df[df_slot(u[k])], 1, memory_order_relaxed);
-            }
-        }
+        LA_TRY(count_frequencies(c, worker, i, u, n));
         if (skip) c->nsh[i] = 0, c->mcnt[j] = 0; /* counted in the frequencies, and no further */
     }
     phase_adds(c, end - begin);
@@ -495,12 +510,13 @@ static void pack_batch(near_ctx *c)
     c->uoff[nb] = uw;
 }
 
-/* Append the batch's distinct sets to the set cache; past p.set_cache_bytes the cache is given up
- * (every phase then rebuilds the sets from the text, with the same result). */
-static la_status keep_sets(near_ctx *c)
+/* Room in the set cache for the batch's `add` more distinct shingles; past p.set_cache_bytes the
+ * cache is given up (every phase then rebuilds the sets from the text, with the same result), and
+ * *kept is 0. */
+static la_status set_room(near_ctx *c, size_t add, int *kept)
 {
-    if (!c->set) return LA_OK;
-    size_t nb = c->nb, used = c->set_used, add = (size_t)c->uoff[nb];
+    size_t nb = c->nb, used = c->set_used;
+    *kept = 0;
     for (size_t j = 0; j < nb; j++) c->text_done += c->r[c->brow[j]].norm_len;
     /* the sets so far per byte of text, times every byte to come: a cache that would be given up
      * later is given up now, before it has taken its share of memory */
@@ -518,6 +534,18 @@ static la_status keep_sets(near_ctx *c)
         c->set = v;
         c->set_cap = cap;
     }
+    *kept = 1;
+    return LA_OK;
+}
+
+/* Append the packed batch's distinct sets to the set cache. */
+static la_status keep_sets(near_ctx *c)
+{
+    if (!c->set) return LA_OK;
+    size_t nb = c->nb, used = c->set_used, add = (size_t)c->uoff[nb];
+    int kept;
+    LA_TRY(set_room(c, add, &kept));
+    if (!kept) return LA_OK;
     if (add) memcpy(c->set + used, c->uh, add * sizeof *c->set);
     for (size_t j = 0; j < nb; j++) c->set_start[c->brow[j]] = used + c->uoff[j];
     c->set_used = used + add;
@@ -589,14 +617,147 @@ static la_status probe_batch_keys(void *ctx, int worker, size_t begin, size_t en
     return LA_OK;
 }
 
+/* ---- signing on a host-loop backend ----
+ * The batch's rows in chunks, each taken by one worker from shingles to band keys while its
+ * shingles are in the cache: the chunk's rows are shingled one after another from the chunk's
+ * first slot on (a row's shingles never reach past its own slot), so the chunk is CSR by itself
+ * and the backend's ops run on it as they would on a packed batch. Then the rows' distinct sets
+ * join the set cache and their keys are kept or looked up (store_batch), in parallel again. The
+ * same ops on the same sets as the batch path: the same signatures, SimHashes and keys. */
+
+enum { OP_SIMHASH, OP_MINHASH, OP_KEYS };
+
+static la_status chunk_scratch(near_ctx *c, scratch *s, size_t rows)
+{
+    if (rows <= s->chunk_cap) return LA_OK;
+    free(s->coff_m);
+    free(s->coff_u);
+    free(s->csig);
+    s->coff_m = la_malloc_n(rows + 1, sizeof *s->coff_m);
+    s->coff_u = la_malloc_n(rows + 1, sizeof *s->coff_u);
+    s->csig = la_malloc_nm(rows, (size_t)c->K, sizeof *s->csig);
+    s->chunk_cap = s->coff_m && s->coff_u && s->csig ? rows : 0;
+    return s->chunk_cap ? LA_OK : la_error(LA_ENOMEM, "near: out of memory signing %zu rows", rows);
+}
+
+static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
+{
+    near_ctx *c = ctx;
+    scratch *s = &c->sc[worker];
+    const la_backend *be = c->x->be;
+    size_t nr = end - begin;
+    LA_TRY(chunk_scratch(c, s, nr));
+    uint64_t mpos = c->slot[begin], upos = c->slot[begin];
+    for (size_t j = begin; j < end; j++) {
+        size_t i = c->brow[j];
+        s->coff_m[j - begin] = mpos;
+        s->coff_u[j - begin] = upos;
+        c->uoff[j] = upos;
+        c->nsh[i] = 0;
+        c->mcnt[j] = 0;
+        int skip = c->p.skip && c->p.skip[i];
+        if (!c->r[i].norm || (skip && !c->contain)) continue;
+        uint64_t *m = c->mh + mpos, *u = c->uh + upos;
+        size_t cap = (size_t)(c->slot[j + 1] - mpos);
+        size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
+        la_cpu_shingle_sort(m, n);
+        size_t nm = n;
+        if (n) memcpy(u, m, n * sizeof *u);
+        n = la_cpu_shingle_unique(u, n);
+        LA_TRY(count_frequencies(c, worker, i, u, n));
+        if (skip) continue; /* counted in the frequencies, and no further */
+        c->nsh[i] = (uint32_t)n;
+        c->mcnt[j] = (uint32_t)nm;
+        mpos += nm;
+        upos += n;
+    }
+    s->coff_m[nr] = mpos;
+    s->coff_u[nr] = upos;
+    double t0 = la_now();
+    LA_TRY(be->simhash(be, c->mh, s->coff_m, nr, c->bsimh + begin));
+    double t1 = la_now();
+    LA_TRY(be->minhash(be, c->uh, s->coff_u, nr, c->K, s->csig));
+    double t2 = la_now();
+    LA_TRY(be->lsh_keys(be, s->csig, nr, c->K, c->bands, c->rpb, c->bkeys + begin * (size_t)c->bands));
+    double t3 = la_now();
+    s->op_s[OP_SIMHASH] += t1 - t0;
+    s->op_s[OP_MINHASH] += t2 - t1;
+    s->op_s[OP_KEYS] += t3 - t2;
+    phase_adds(c, nr);
+    return LA_OK;
+}
+
+/* A signed batch's rows: SimHash, distinct set into the set cache (at set_start), keys kept or
+ * looked up in the held-out LSH table. */
+static la_status store_batch(void *ctx, int worker, size_t begin, size_t end)
+{
+    near_ctx *c = ctx;
+    for (size_t j = begin; j < end; j++) {
+        uint32_t i = c->brow[j];
+        c->simh[i] = c->bsimh[j];
+        if (c->set && c->nsh[i]) memcpy(c->set + c->set_start[i], c->uh + c->uoff[j], c->nsh[i] * sizeof *c->set);
+        if (!c->probe_signed)
+            memcpy(keys_of(c, i), c->bkeys + j * (size_t)c->bands, (size_t)c->bands * sizeof *c->bkeys);
+    }
+    return c->probe_signed ? probe_batch_keys(ctx, worker, begin, end) : LA_OK;
+}
+
+/* Where each of the batch's distinct sets will start in the set cache (store_batch copies them). */
+static la_status place_sets(near_ctx *c)
+{
+    if (!c->set) return LA_OK;
+    size_t nb = c->nb, used = c->set_used, add = 0;
+    for (size_t j = 0; j < nb; j++) add += c->nsh[c->brow[j]];
+    int kept;
+    LA_TRY(set_room(c, add, &kept));
+    if (!kept) return LA_OK;
+    for (size_t j = 0; j < nb; j++) {
+        c->set_start[c->brow[j]] = used;
+        used += c->nsh[c->brow[j]];
+    }
+    c->set_used = used;
+    return LA_OK;
+}
+
+static la_status sign_batch_host(near_ctx *c)
+{
+    size_t nb = c->nb;
+    size_t grain = la_parallel_grain(c->nthreads, nb, 256);
+    for (int w = 0; w < c->nthreads; w++) memset(c->sc[w].op_s, 0, sizeof c->sc[w].op_s);
+    double t0 = la_now();
+    LA_TRY(la_parallel_for(c->nthreads, nb, grain, sign_chunk, c));
+    double wall = la_now() - t0;
+    /* the stages' seconds: the workers' time in each op over the workers, at most the loop's */
+    double op[3] = {0, 0, 0};
+    for (int w = 0; w < c->nthreads; w++)
+        for (int k = 0; k < 3; k++) op[k] += c->sc[w].op_s[k];
+    int workers = c->nthreads < 1 ? 1 : c->nthreads;
+    size_t chunks = (nb + grain - 1) / grain;
+    if ((size_t)workers > chunks) workers = (int)chunks;
+    double shingles = 0, distinct = 0;
+    for (size_t j = 0; j < nb; j++) {
+        shingles += c->mcnt[j];
+        distinct += c->nsh[c->brow[j]];
+    }
+    for (int k = 0; k < 3; k++) {
+        op[k] /= workers;
+        if (op[k] > wall) op[k] = wall;
+    }
+    LA_TRY(la_exec_log_host(c->x, "near_simhash", (double)nb, shingles * 8, op[OP_SIMHASH]));
+    LA_TRY(la_exec_log_host(c->x, "near_signatures", (double)nb, distinct * 8, op[OP_MINHASH]));
+    LA_TRY(la_exec_log_host(c->x, "near_band_keys", (double)nb, (double)nb * c->K * 4, op[OP_KEYS]));
+    LA_TRY(place_sets(c));
+    return la_parallel_for(c->nthreads, nb, grain, store_batch, c);
+}
+
 /* Signatures of the rows of the pass (c->pass_side), batch by batch: shingles on the CPU, SimHash,
- * MinHash and band keys on the backend. A row's keys are kept in its key slot, or with
- * probe_signed looked up in the held-out LSH table and dropped. */
+ * MinHash and band keys on the backend (a host-loop backend's chunk by chunk, sign_batch_host). A
+ * row's keys are kept in its key slot, or with probe_signed looked up in the held-out LSH table
+ * and dropped. */
 static la_status sign_rows(near_ctx *c)
 {
     size_t n = c->n, cap = c->cap, rows_cap = c->rows_cap;
-    uint32_t *sig = la_malloc_nm(rows_cap, (size_t)c->K, sizeof *sig);
-    if (!sig) return la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", rows_cap);
+    uint32_t *sig = NULL; /* a device batch's signatures */
     la_status st = LA_OK;
     for (size_t i = 0; i < n && st == LA_OK;) {
         size_t used = 0;
@@ -612,7 +773,15 @@ static la_status sign_rows(near_ctx *c)
         }
         size_t nb = c->nb;
         if (!nb) break;
-        st = la_parallel_for(c->nthreads, nb, 256, shingle_batch, c);
+        if (c->x->be->host_loops) {
+            st = sign_batch_host(c);
+            continue;
+        }
+        if (!sig && !(sig = la_malloc_nm(rows_cap, (size_t)c->K, sizeof *sig))) {
+            st = la_error(LA_ENOMEM, "near: out of memory for the signatures of %zu rows", rows_cap);
+            break;
+        }
+        st = la_parallel_for(c->nthreads, nb, la_parallel_grain(c->nthreads, nb, 256), shingle_batch, c);
         if (st != LA_OK) break;
         pack_batch(c);
         st = keep_sets(c);
@@ -625,7 +794,7 @@ static la_status sign_rows(near_ctx *c)
         if (st != LA_OK) break;
         for (size_t j = 0; j < nb; j++) c->simh[c->brow[j]] = c->bsimh[j];
         if (c->probe_signed)
-            st = la_parallel_for(c->nthreads, nb, 256, probe_batch_keys, c);
+            st = la_parallel_for(c->nthreads, nb, la_parallel_grain(c->nthreads, nb, 256), probe_batch_keys, c);
         else
             for (size_t j = 0; j < nb; j++)
                 memcpy(keys_of(c, c->brow[j]), c->bkeys + j * (size_t)c->bands, (size_t)c->bands * sizeof *c->bkeys);
@@ -1109,6 +1278,9 @@ static void free_ctx(near_ctx *c)
             free(c->sc[i].c);
             free(c->sc[i].siga);
             free(c->sc[i].sigb);
+            free(c->sc[i].coff_m);
+            free(c->sc[i].coff_u);
+            free(c->sc[i].csig);
         }
         free(c->sc);
     }

@@ -52,6 +52,18 @@ int la_parallel_threads(int n)
     return n > MAX_THREADS ? MAX_THREADS : n;
 }
 
+/* Chunks per thread la_parallel_grain aims at. */
+enum { GRAIN_CHUNKS_PER_THREAD = 16 };
+
+size_t la_parallel_grain(int nthreads, size_t total, size_t most)
+{
+    size_t nt = (size_t)la_parallel_threads(nthreads);
+    if (nt <= 1) return most ? most : 1;
+    size_t g = total / (nt * GRAIN_CHUNKS_PER_THREAD);
+    if (g > most) g = most;
+    return g ? g : 1;
+}
+
 la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx)
 {
     static pool zero;

@@ -19,6 +19,11 @@ typedef la_status (*la_parallel_fn)(void *ctx, int worker, size_t begin, size_t 
  * caller's thread always runs), or LA_OK. */
 la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx);
 
+/* A chunk size for `total` items of uneven cost on nthreads threads: at most `most`, small enough
+ * that every thread takes several chunks (the last chunk taken, not the slowest thread, then sets
+ * when the loop ends), at least 1. */
+size_t la_parallel_grain(int nthreads, size_t total, size_t most);
+
 /* Threads to use for a request of n (0: the online CPUs), at least 1 and at most 256. */
 int la_parallel_threads(int n);
 
