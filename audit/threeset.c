@@ -6,7 +6,7 @@
 #include "report_model.h"
 
 #include <math.h>
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,8 +194,8 @@ la_status la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int 
     const la_row *rows = la_table_rows_const(t);
     uint32_t *order = la_malloc_n(n, sizeof *order);
     if (!order) return la_error(LA_ENOMEM, "out of memory fingerprinting a set"); /* never a hash of nothing */
-    crypto_generichash_state st;
-    crypto_generichash_init(&st, key, key ? 32 : 0, 32);
+    la_blake2b_state st;
+    la_blake2b_init(&st, key, key ? 32 : 0, 32);
     {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)
@@ -209,14 +209,14 @@ la_status la_threeset_fingerprint(const la_table *t, const la_threeset *ts, int 
                 h[8 + b] = (unsigned char)(r->hash[1] >> (8 * b));
             }
             /* id and label are NUL-terminated so that field boundaries cannot shift */
-            crypto_generichash_update(&st, (const unsigned char *)r->id, strlen(r->id) + 1);
-            crypto_generichash_update(&st, (const unsigned char *)r->label, strlen(r->label) + 1);
-            crypto_generichash_update(&st, h, sizeof h);
+            la_blake2b_update(&st, (const unsigned char *)r->id, strlen(r->id) + 1);
+            la_blake2b_update(&st, (const unsigned char *)r->label, strlen(r->label) + 1);
+            la_blake2b_update(&st, h, sizeof h);
         }
         free(order);
     }
     unsigned char out[32];
-    crypto_generichash_final(&st, out, sizeof out);
+    la_blake2b_final(&st, out, sizeof out);
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", out[i]);
     return LA_OK;
 }

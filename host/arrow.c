@@ -102,13 +102,13 @@ void la_arrow_reader_init(la_arrow_reader *r, const la_arrow_input *in)
 {
     r->in = in;
     r->bytes = 0;
-    crypto_generichash_init(&r->hash, NULL, 0, 32);
+    la_blake2b_init(&r->hash, NULL, 0, 32);
 }
 
 void la_arrow_reader_digest(la_arrow_reader *r, char hex[65])
 {
     unsigned char d[32];
-    crypto_generichash_final(&r->hash, d, sizeof d);
+    la_blake2b_final(&r->hash, d, sizeof d);
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
 }
 
@@ -235,8 +235,8 @@ la_status la_arrow_each(void *reader, la_record_fn fn, void *ctx)
             json_object_put(rec);
             return la_error(LA_ENOMEM, "%s:%u: out of memory reading the row", r->in->path, line);
         }
-        crypto_generichash_update(&r->hash, (const unsigned char *)raw, n);
-        crypto_generichash_update(&r->hash, (const unsigned char *)"\n", 1);
+        la_blake2b_update(&r->hash, (const unsigned char *)raw, n);
+        la_blake2b_update(&r->hash, (const unsigned char *)"\n", 1);
         r->bytes += n + 1;
         st = fn(ctx, rec, raw, n, line, NULL);
         json_object_put(rec);

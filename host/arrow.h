@@ -10,7 +10,7 @@
 #include "leakaudit.h"
 #include "records.h"
 
-#include <sodium.h>
+#include "la_blake2b.h"
 
 /* One input in memory. path names it and is also the pointer the la_cli input carries as its
  * path, which is how the loader tells it from a file (load.h). */
@@ -32,7 +32,7 @@ void la_arrow_release(la_arrow_input *in);
 typedef struct la_arrow_reader {
     const la_arrow_input *in;
     size_t bytes;                    /* bytes of the rows as JSON lines (each with its newline) */
-    crypto_generichash_state hash;   /* BLAKE2b-256 of those lines */
+    la_blake2b_state hash;   /* BLAKE2b-256 of those lines */
 } la_arrow_reader;
 
 void la_arrow_reader_init(la_arrow_reader *r, const la_arrow_input *in);

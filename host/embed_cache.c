@@ -7,7 +7,7 @@
 #include "input.h"
 
 #include <errno.h>
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +41,7 @@ struct la_embed_cache {
 
 void la_embed_cache_key(const char *text, size_t len, unsigned char key[LA_EMBED_CACHE_KEY])
 {
-    crypto_generichash(key, LA_EMBED_CACHE_KEY, (const unsigned char *)text, len, NULL, 0);
+    la_blake2b(key, LA_EMBED_CACHE_KEY, (const unsigned char *)text, len, NULL, 0);
 }
 
 static size_t slot_of(const la_embed_cache *c, const unsigned char key[16])
@@ -122,7 +122,7 @@ static int parse(la_embed_cache *c, const unsigned char *buf, size_t size, const
 {
     unsigned char sum[32];
     if (size < 8 + 16 + 8 + 32 || memcmp(buf, MAGIC, 8)) return *why = "not a leakaudit embedding cache", 0;
-    crypto_generichash(sum, sizeof sum, buf, size - 32, NULL, 0);
+    la_blake2b(sum, sizeof sum, buf, size - 32, NULL, 0);
     if (memcmp(sum, buf + size - 32, 32)) return *why = "its checksum does not match (damaged or cut short)", 0;
     reader r = {buf + 8, size - 8 - 32};
     uint32_t order, version, dim, slen;
@@ -191,7 +191,7 @@ la_status la_embed_cache_open(const char *dir, const char *settings, size_t dim,
     }
     c->dim = dim;
     unsigned char h[32];
-    crypto_generichash(h, sizeof h, (const unsigned char *)settings, strlen(settings), NULL, 0);
+    la_blake2b(h, sizeof h, (const unsigned char *)settings, strlen(settings), NULL, 0);
     snprintf(c->dir, sizeof c->dir, "%s", dir);
     int k = snprintf(c->path, sizeof c->path, "%s/embed-", dir);
     for (int i = 0; i < 8; i++) k += snprintf(c->path + k, sizeof c->path - (size_t)k, "%02x", h[i]);
@@ -245,9 +245,9 @@ la_status la_embed_cache_put(la_embed_cache *c, const unsigned char key[LA_EMBED
 }
 
 /* fwrite into the file and the running checksum. */
-static int put(FILE *f, crypto_generichash_state *st, const void *p, size_t n)
+static int put(FILE *f, la_blake2b_state *st, const void *p, size_t n)
 {
-    crypto_generichash_update(st, p, n);
+    la_blake2b_update(st, p, n);
     return fwrite(p, 1, n, f) == n;
 }
 
@@ -257,8 +257,8 @@ la_status la_embed_cache_save(la_embed_cache *c, char *path, size_t cap)
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", c->path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) return la_error(LA_EIO, "--cache: %s: %s", tmp, strerror(errno));
-    crypto_generichash_state st;
-    crypto_generichash_init(&st, NULL, 0, 32);
+    la_blake2b_state st;
+    la_blake2b_init(&st, NULL, 0, 32);
     uint32_t head[4] = {ORDER, VERSION, (uint32_t)c->dim, (uint32_t)strlen(c->settings)};
     uint64_t n = c->n;
     int ok = put(f, &st, MAGIC, 8) && put(f, &st, head, sizeof head) && put(f, &st, c->settings, head[3]) &&
@@ -270,7 +270,7 @@ la_status la_embed_cache_save(la_embed_cache *c, char *path, size_t cap)
              put(f, &st, c->vec + e->at * c->dim, (size_t)e->nwin * c->dim * 4);
     }
     unsigned char sum[32];
-    crypto_generichash_final(&st, sum, sizeof sum);
+    la_blake2b_final(&st, sum, sizeof sum);
     ok = ok && fwrite(sum, 1, 32, f) == 32;
     /* on disk before the rename, so that after a crash the name holds the old file or the new */
     ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;

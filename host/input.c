@@ -7,7 +7,7 @@
 #include "input.h"
 
 #include <errno.h>
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +15,6 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include <zstd.h>
-
-/* libsodium picks its fastest BLAKE2b (AVX2 where the CPU has it) in sodium_init; without it the
- * fingerprint of every input byte runs the portable code. Safe to call again, from any thread. */
-static void hash_ready(void)
-{
-    int r = sodium_init(); /* -1: it could not start, and the portable code gives the same hash */
-    (void)r;
-}
 
 /* Compressed bytes read from a file per refill of the block reader's decoder. */
 #define COMPRESSED_BLOCK ((size_t)1 << 20)
@@ -261,8 +253,7 @@ la_status la_input_read(const char *path, const la_limits *lim, la_input *out)
     la_status s = slurp(f, strcmp(path, "-") == 0 ? "<stdin>" : path, lim, &raw, &n);
     if (f != stdin) fclose(f);
     if (s != LA_OK) return s;
-    hash_ready();
-    crypto_generichash(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
+    la_blake2b(out->blake2b, sizeof out->blake2b, (const unsigned char *)raw, n, NULL, 0);
     return from_stored(path, lim, raw, n, out);
 }
 
@@ -322,8 +313,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
         b->lim = lim;
         b->compression = "none";
         b->limit = byte_limit(lim, 0, 0);
-        hash_ready();
-        crypto_generichash_init(&b->h, NULL, 0, 32);
+        la_blake2b_init(&b->h, NULL, 0, 32);
         *ok = 1;
         return LA_OK;
     }
@@ -366,8 +356,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     b->path = path;
     b->lim = lim;
     b->size = (uint64_t)st.st_size;
-    hash_ready();
-    crypto_generichash_init(&b->h, NULL, 0, 32);
+    la_blake2b_init(&b->h, NULL, 0, 32);
     *ok = 1;
     return LA_OK;
 }
@@ -383,7 +372,7 @@ static la_status read_stored(la_input_blocks *b, char *dst, size_t cap, size_t *
     }
     if (ferror(b->f)) return la_error(LA_EIO, "%s: read error: %s", b->path, strerror(errno));
     if (!b->defer) {
-        crypto_generichash_update(&b->h, (const unsigned char *)dst, r);
+        la_blake2b_update(&b->h, (const unsigned char *)dst, r);
         b->hashed += r;
     }
     b->stored += r;
@@ -463,7 +452,7 @@ la_status la_input_blocks_absorb(void *ctx, uint64_t off, const char *p, size_t 
                                          (unsigned long long)off, (unsigned long long)b->hashed);
     uint64_t skip = b->hashed - off;
     if (skip >= n) return LA_OK;
-    crypto_generichash_update(&b->h, (const unsigned char *)p + skip, n - (size_t)skip);
+    la_blake2b_update(&b->h, (const unsigned char *)p + skip, n - (size_t)skip);
     b->hashed += n - skip;
     return LA_OK;
 }
@@ -524,7 +513,7 @@ void la_input_blocks_close(la_input_blocks *b, la_input *info)
     if (!b->is_stdin) fclose(b->f);
     b->f = NULL;
     free_decoder(b);
-    crypto_generichash_final(&b->h, info->blake2b, sizeof info->blake2b);
+    la_blake2b_final(&b->h, info->blake2b, sizeof info->blake2b);
     info->stored_len = b->stored;
     info->compression = b->compression;
 }

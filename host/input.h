@@ -8,7 +8,7 @@
 
 #include "leakaudit.h"
 
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -53,7 +53,7 @@ typedef struct la_input_blocks {
     uint64_t stored;         /* bytes read from the file */
     uint64_t hashed;         /* of them, in the fingerprint so far */
     int defer;               /* plain input: the reads leave the fingerprint to la_input_blocks_absorb */
-    crypto_generichash_state h;
+    la_blake2b_state h;
     const char *compression; /* "none", "gzip" or "zstd" (static) */
     void *z;                 /* the decoder: z_stream or ZSTD_DStream, NULL for plain */
     unsigned char *in;       /* compressed bytes read and not yet decoded: in[at .. len) */

@@ -18,7 +18,7 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <math.h>
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,7 +389,7 @@ static la_status load_config(la_model *m, const char *dir)
 static void fingerprint(la_model *m, const unsigned char *bytes, size_t total)
 {
     unsigned char h[32];
-    crypto_generichash(h, sizeof h, bytes, total, NULL, 0);
+    la_blake2b(h, sizeof h, bytes, total, NULL, 0);
     int k = snprintf(m->hash, sizeof m->hash, "blake2b-256:");
     for (int i = 0; i < 32; i++) k += snprintf(m->hash + k, sizeof m->hash - (size_t)k, "%02x", h[i]);
     m->weights_bytes = total;
@@ -635,7 +635,6 @@ static void e5_rows(la_model *m, const seq *q, size_t nq, int all)
 la_status la_model_open(const char *dir, la_model **out)
 {
     *out = NULL;
-    if (sodium_init() < 0) return la_error(LA_EINTERNAL, "libsodium failed to initialize");
     la_model *m = calloc(1, sizeof *m);
     if (!m) return la_error(LA_ENOMEM, "out of memory");
     snprintf(m->dir, sizeof m->dir, "%s", dir);

@@ -18,7 +18,7 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,7 +394,7 @@ la_status la_partial_encode(const la_partial *p, la_buf *b)
         put_str(b, p->sem_fallback);
     }
     unsigned char sum[32];
-    crypto_generichash(sum, sizeof sum, (const unsigned char *)b->p, b->n, NULL, 0);
+    la_blake2b(sum, sizeof sum, (const unsigned char *)b->p, b->n, NULL, 0);
     la_buf_putn(b, (const char *)sum, sizeof sum);
     return la_buf_status(b);
 }
@@ -679,7 +679,7 @@ la_status la_partial_read(const char *path, la_partial *p)
         s = la_error(LA_EINPUT, "%s: not a shard result of leakaudit audit --shard", path);
     } else {
         unsigned char sum[32];
-        crypto_generichash(sum, sizeof sum, (const unsigned char *)in.data, in.len - 32, NULL, 0);
+        la_blake2b(sum, sizeof sum, (const unsigned char *)in.data, in.len - 32, NULL, 0);
         reader r = {(const unsigned char *)in.data + ml, (const unsigned char *)in.data + in.len - 32, 0, 0};
         uint64_t format = get_u64(&r);
         if (format != FORMAT)

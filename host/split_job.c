@@ -13,7 +13,7 @@
 #include "semantic.h"
 #include "simtile.h"
 
-#include <sodium.h>
+#include "la_blake2b.h"
 
 #include <math.h>
 
@@ -115,16 +115,16 @@ static la_status read_key(const char *path, unsigned char key[32])
 {
     FILE *f = fopen(path, "rb");
     if (!f) return la_error(LA_EIO, "--fingerprint-key %s: cannot open", path);
-    crypto_generichash_state st;
-    crypto_generichash_init(&st, NULL, 0, 32);
+    la_blake2b_state st;
+    la_blake2b_init(&st, NULL, 0, 32);
     unsigned char buf[4096];
     size_t n, total = 0;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        crypto_generichash_update(&st, buf, n);
+        la_blake2b_update(&st, buf, n);
         total += n;
     }
     fclose(f);
-    crypto_generichash_final(&st, key, 32);
+    la_blake2b_final(&st, key, 32);
     if (total < 16) return la_error(LA_EINVAL, "--fingerprint-key %s: the key file has %zu bytes; use at least 16 random bytes", path, total);
     return LA_OK;
 }

@@ -20,7 +20,7 @@
 #include "vec_origin.h"
 
 #include <limits.h>
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,8 +356,8 @@ static void cache_settings(const la_model *m, const char *backend, char *out, si
 {
     static const char *files[] = {"vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
                                   "config.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json"};
-    crypto_generichash_state st;
-    crypto_generichash_init(&st, NULL, 0, 32);
+    la_blake2b_state st;
+    la_blake2b_init(&st, NULL, 0, 32);
     for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
         char p[PATH_MAX + 64];
         snprintf(p, sizeof p, "%s/%s", la_model_dir(m), files[k]);
@@ -365,12 +365,12 @@ static void cache_settings(const la_model *m, const char *backend, char *out, si
         if (!f) continue;
         unsigned char buf[1 << 14];
         size_t got;
-        crypto_generichash_update(&st, (const unsigned char *)files[k], strlen(files[k]) + 1);
-        while ((got = fread(buf, 1, sizeof buf, f)) > 0) crypto_generichash_update(&st, buf, got);
+        la_blake2b_update(&st, (const unsigned char *)files[k], strlen(files[k]) + 1);
+        while ((got = fread(buf, 1, sizeof buf, f)) > 0) la_blake2b_update(&st, buf, got);
         fclose(f);
     }
     unsigned char h[32];
-    crypto_generichash_final(&st, h, sizeof h);
+    la_blake2b_final(&st, h, sizeof h);
     char hex[65];
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
     snprintf(out, cap, "leakaudit encoder vectors; numerics %d; model %s; weights %s; tokenizer blake2b-256:%s; "

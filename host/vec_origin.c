@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include "la_blake2b.h"
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 void la_vec_origin_digest(const float *vec, size_t rows, size_t dim, char hex[65])
 {
     unsigned char d[32];
-    crypto_generichash(d, sizeof d, (const unsigned char *)vec, (unsigned long long)(rows * dim * sizeof *vec), NULL, 0);
+    la_blake2b(d, sizeof d, (const unsigned char *)vec, (unsigned long long)(rows * dim * sizeof *vec), NULL, 0);
     sodium_bin2hex(hex, 65, d, sizeof d);
 }
 

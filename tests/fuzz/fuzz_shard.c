@@ -9,7 +9,7 @@
 #include "fuzz_check.h"
 #include "fuzz_file.h"
 
-#include <sodium.h>
+#include "la_blake2b.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *file = malloc(size + 32);
     if (!file) return 0;
     if (size) memcpy(file, data, size);
-    crypto_generichash(file + size, 32, data, size, NULL, 0);
+    la_blake2b(file + size, 32, data, size, NULL, 0);
     char path[96];
     if (!la_fuzz_file("shard", "bin", file, size + 32, path)) {
         free(file);

@@ -1,7 +1,8 @@
 /*
  * test_util.c - the util layer: checked allocation refuses products that overflow, la_grow
  * doubles and keeps the buffer on failure, and la_sort sorts with its context, stably, the same
- * way as the row comparisons the library uses; `--threads 0` counts the CPUs of the cgroup quota.
+ * way as the row comparisons the library uses; `--threads 0` counts the CPUs of the cgroup quota;
+ * BLAKE2b gives RFC 7693's digest and libsodium's for every length, key and way of feeding it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +16,10 @@
 
 #include <cmocka.h>
 
+#include <sodium.h>
+
 #include "la_alloc.h"
+#include "la_blake2b.h"
 #include "la_cpus.h"
 #include "la_sort.h"
 #include "la_time.h"
@@ -192,6 +196,52 @@ static void test_cpu_quota(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void test_blake2b(void **state)
+{
+    (void)state;
+    /* RFC 7693, appendix A: BLAKE2b-512("abc") */
+    static const unsigned char abc[64] = {
+        0xba, 0x80, 0xa5, 0x3f, 0x98, 0x1c, 0x4d, 0x0d, 0x6a, 0x27, 0x97, 0xb6, 0x9f, 0x12, 0xf6, 0xe9,
+        0x4c, 0x21, 0x2f, 0x14, 0x68, 0x5a, 0xc4, 0xb7, 0x4b, 0x12, 0xbb, 0x6f, 0xdb, 0xff, 0xa2, 0xd1,
+        0x7d, 0x87, 0xc5, 0x39, 0x2a, 0xab, 0x79, 0x2d, 0xc2, 0x52, 0xd5, 0xde, 0x45, 0x33, 0xcc, 0x95,
+        0x18, 0xd3, 0x8a, 0xa8, 0xdb, 0xf1, 0x92, 0x5a, 0xb9, 0x23, 0x86, 0xed, 0xd4, 0x00, 0x99, 0x23};
+    unsigned char got[64], want[64], key[64];
+    assert_int_equal(la_blake2b(got, 64, (const unsigned char *)"abc", 3, NULL, 0), 0);
+    assert_memory_equal(got, abc, 64);
+    assert_int_equal(la_blake2b(got, 0, (const unsigned char *)"abc", 3, NULL, 0), -1);
+    assert_int_equal(la_blake2b(got, 65, (const unsigned char *)"abc", 3, NULL, 0), -1);
+    size_t big = (1u << 16) + 77;
+    unsigned char *in = malloc(big);
+    assert_non_null(in);
+    for (size_t i = 0; i < big; i++) in[i] = (unsigned char)(i * 131 + 7);
+    for (int i = 0; i < 64; i++) key[i] = (unsigned char)(255 - i);
+    static const size_t lens[] = {0, 1, 63, 127, 128, 129, 255, 256, 257, 1000, 4096, (1u << 16) + 77};
+    static const size_t keylens[] = {0, 1, 32, 64};
+    static const size_t outlens[] = {1, 16, 32, 64};
+    for (size_t a = 0; a < sizeof lens / sizeof *lens; a++)
+        for (size_t b = 0; b < sizeof keylens / sizeof *keylens; b++)
+            for (size_t c = 0; c < sizeof outlens / sizeof *outlens; c++) {
+                size_t n = lens[a], kl = keylens[b], ol = outlens[c];
+                assert_int_equal(crypto_generichash(want, ol, in, n, kl ? key : NULL, kl), 0);
+                assert_int_equal(la_blake2b(got, ol, in, n, kl ? key : NULL, kl), 0);
+                assert_memory_equal(got, want, ol);
+                /* fed in pieces of every size from 0 to 300 bytes */
+                la_blake2b_state st;
+                assert_int_equal(la_blake2b_init(&st, kl ? key : NULL, kl, ol), 0);
+                uint32_t r = (uint32_t)(n * 7 + kl + ol);
+                for (size_t at = 0; at < n;) {
+                    r = r * 1103515245u + 12345u;
+                    size_t piece = (r >> 16) % 301;
+                    if (piece > n - at) piece = n - at;
+                    la_blake2b_update(&st, in + at, piece);
+                    at += piece;
+                }
+                la_blake2b_final(&st, got, ol);
+                assert_memory_equal(got, want, ol);
+            }
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_sort_context_and_stability),
         cmocka_unit_test(test_sort_rows_by_id),
         cmocka_unit_test(test_clock),
+        cmocka_unit_test(test_blake2b),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
