@@ -10,7 +10,9 @@
  *
  * On a backend with host_loops (the CPU reference) a batch op over documents is split into chunks
  * that x->threads workers run at once (index/parallel.h); a device backend gets the whole batch.
- * Outputs go to fixed slots either way, so the results do not depend on the split.
+ * Outputs go to fixed slots either way, so the results do not depend on the split. A large sort on
+ * such a backend is cut into parts by the key bits under the keys' common prefix, each part sorted
+ * by the op on a worker: the same stable order.
  *
  * Not thread safe: one exec per pipeline run, called from one thread.
  */

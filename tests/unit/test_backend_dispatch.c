@@ -3,7 +3,8 @@
  * like a broken device). The near tier and the semantic tiles on real text (examples/gsm8k) route
  * every op through it and give the CPU's pairs; a failing fake falls back to the CPU with the
  * reason per stage, or fails the call when there is no fallback (--backend gpu); selection over a
- * table picks the fake when its probe works, and says why it did not when it does not. */
+ * table picks the fake when its probe works, and says why it did not when it does not; a large
+ * sort on the CPU, cut into parts, gives the one stable order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +99,56 @@ static la_status near_with(const gsm8k *g, la_exec *x, la_pairs *out)
     p.threads = 2;
     p.exec = x;
     return la_near_find(g->f.t, g->f.test, &p, out, NULL);
+}
+
+typedef struct sort_ref {
+    la_key_row e;
+    size_t at;
+} sort_ref;
+
+static int cmp_sort_ref(const void *x, const void *y)
+{
+    const sort_ref *a = x, *b = y;
+    if (a->e.key != b->e.key) return a->e.key < b->e.key ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+/* A sort large enough for the dispatcher to cut into parts gives the stable order, entry for entry,
+ * at any thread count: hash-like keys with repeats, keys under a common prefix (as candidate
+ * pairs are), and one key everywhere. */
+static void test_sort_in_parts(void **state)
+{
+    (void)state;
+    size_t n = 700000;
+    la_key_row *in = malloc(n * sizeof *in), *v = malloc(n * sizeof *v);
+    sort_ref *ref = malloc(n * sizeof *ref);
+    assert_true(in && v && ref);
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    for (int kind = 0; kind < 3; kind++) {
+        for (size_t i = 0; i < n; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            uint64_t key = kind == 0 ? (r % 200000) * 0xd6e8feb86659fd93ull : kind == 1 ? 1ull << 62 | (r % 60000) << 17 | (r >> 50) : 42;
+            in[i] = (la_key_row){.key = key, .row = (uint32_t)i};
+            ref[i] = (sort_ref){in[i], i};
+        }
+        qsort(ref, n, sizeof *ref, cmp_sort_ref);
+        for (int threads = 1; threads <= 3; threads++) {
+            la_exec x;
+            la_exec_init(&x, &la_backend_cpu, NULL, threads);
+            memcpy(v, in, n * sizeof *v);
+            assert_int_equal(la_exec_sort_keys(&x, "near_buckets", v, n), LA_OK);
+            for (size_t i = 0; i < n; i++) {
+                assert_true(v[i].key == ref[i].e.key);
+                assert_int_equal(v[i].row, ref[i].e.row);
+            }
+            const la_stage *st = la_exec_stage(&x, "near_buckets");
+            assert_non_null(st);
+            assert_int_equal(st->calls, 1);
+        }
+    }
+    free(in);
+    free(v);
+    free(ref);
 }
 
 static void test_near_through_the_table(void **state)
@@ -255,6 +306,7 @@ static void test_selection_over_a_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sort_in_parts),
         cmocka_unit_test(test_near_through_the_table),
         cmocka_unit_test(test_near_falls_back_with_the_reason),
         cmocka_unit_test(test_no_fallback_fails),
