@@ -21,6 +21,7 @@
 #include "gsm8k_fixture.h"
 #include "near.h"
 #include "semantic.h"
+#include "sort_fixture.h"
 
 enum { OP_SHINGLE_MINHASH, OP_MINHASH, OP_SIMHASH, OP_LSH_KEYS, OP_SORT_KEYS, OP_SIMTILE, OP_COUNT };
 
@@ -101,18 +102,6 @@ static la_status near_with(const gsm8k *g, la_exec *x, la_pairs *out)
     return la_near_find(g->f.t, g->f.test, &p, out, NULL);
 }
 
-typedef struct sort_ref {
-    la_key_row e;
-    size_t at;
-} sort_ref;
-
-static int cmp_sort_ref(const void *x, const void *y)
-{
-    const sort_ref *a = x, *b = y;
-    if (a->e.key != b->e.key) return a->e.key < b->e.key ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
-}
-
 /* A sort large enough for the dispatcher to cut into parts gives the stable order, entry for entry,
  * at any thread count: hash-like keys with repeats, keys under a common prefix (as candidate
  * pairs are), and one key everywhere. */
@@ -121,7 +110,7 @@ static void test_sort_in_parts(void **state)
     (void)state;
     size_t n = 700000;
     la_key_row *in = malloc(n * sizeof *in), *v = malloc(n * sizeof *v);
-    sort_ref *ref = malloc(n * sizeof *ref);
+    indexed *ref = malloc(n * sizeof *ref);
     assert_true(in && v && ref);
     uint64_t r = 0x9e3779b97f4a7c15ull;
     for (int kind = 0; kind < 3; kind++) {
@@ -129,9 +118,9 @@ static void test_sort_in_parts(void **state)
             r ^= r << 13, r ^= r >> 7, r ^= r << 17;
             uint64_t key = kind == 0 ? (r % 200000) * 0xd6e8feb86659fd93ull : kind == 1 ? 1ull << 62 | (r % 60000) << 17 | (r >> 50) : 42;
             in[i] = (la_key_row){.key = key, .row = (uint32_t)i};
-            ref[i] = (sort_ref){in[i], i};
+            ref[i] = (indexed){in[i], i};
         }
-        qsort(ref, n, sizeof *ref, cmp_sort_ref);
+        qsort(ref, n, sizeof *ref, cmp_indexed);
         for (int threads = 1; threads <= 3; threads++) {
             la_exec x;
             la_exec_init(&x, &la_backend_cpu, NULL, threads);

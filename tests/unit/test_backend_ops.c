@@ -20,6 +20,7 @@
 #include "gsm8k_fixture.h"
 #include "near_kernels.h"
 #include "semantic.h"
+#include "sort_fixture.h"
 
 static const char *op_names = "shingle_minhash minhash simhash lsh_keys sort_keys simtile";
 
@@ -183,18 +184,6 @@ static void test_minhash_simhash_keys(void **state)
     free(sig);
     free(keys);
     free(simh);
-}
-
-typedef struct indexed {
-    la_key_row e;
-    size_t i;
-} indexed;
-
-static int cmp_indexed(const void *x, const void *y)
-{
-    const indexed *a = x, *b = y;
-    if (a->e.key != b->e.key) return a->e.key < b->e.key ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
 }
 
 static void test_sort_keys(void **state)
