@@ -557,6 +557,26 @@ static void df_insert(df_table *t, uint64_t k)
     t->filter[b >> 6] |= 1ull << (b & 63);
 }
 
+/* The table sized to its distinct keys (at most half full) when the count of keys it was sized by
+ * (every held-out row's, repeats included) left it much larger: each seen row probes it for every
+ * word it has, and a table of a few times the distinct keys stays in the cache where one sized by
+ * the repeats does not. The filter keeps its size (its bits are the keys', whatever the table). */
+static la_status df_fit(df_table *t)
+{
+    size_t used = 0, cap = 64;
+    for (size_t i = 0; i <= t->mask; i++) used += t->e[i].key != 0;
+    while (cap < 2 * used) cap *= 2;
+    if (cap >= t->mask + 1) return LA_OK;
+    df_table fit = *t;
+    fit.mask = cap - 1;
+    if (!(fit.e = la_calloc_n(cap, sizeof *fit.e))) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    for (size_t i = 0; i <= t->mask; i++)
+        if (t->e[i].key) df_insert(&fit, t->e[i].key);
+    free(t->e);
+    *t = fit;
+    return LA_OK;
+}
+
 /* ---- the stages -------------------------------------------------------------------------------- */
 
 enum { ROLE_SEEN = 1, ROLE_HELD = 2 };
@@ -994,18 +1014,20 @@ static la_status prepare(grade_ctx *c, int nt)
     while (c->df.filter_log2 < 40 && ((size_t)1 << c->df.filter_log2) < nkeys * FILTER_BITS_PER_KEY) c->df.filter_log2++;
     c->df.filter = la_calloc_n((size_t)1 << (c->df.filter_log2 - 6), sizeof *c->df.filter);
     if (!c->df.e || !c->df.filter) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
-    c->df.nthreads = nt;
-    if (nt > 1) {
-        if (!(c->df.own = la_calloc_n((size_t)nt, sizeof *c->df.own)))
-            return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
-        for (int w = 0; w < nt; w++)
-            if (!(c->df.own[w] = la_calloc_n(cap, sizeof **c->df.own)))
-                return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
-    }
     for (size_t k = 0; k < c->nlinked; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
         for (size_t q = 0; q < c->sets[k].uni.n; q++) df_insert(&c->df, c->sets[k].uni.v[q]);
         for (size_t q = 0; q < c->sets[k].bi.n; q++) df_insert(&c->df, c->sets[k].bi.v[q]);
+    }
+    LA_TRY(df_fit(&c->df));
+    c->df.nthreads = nt;
+    if (nt > 1) {
+        size_t slots = c->df.mask + 1;
+        if (!(c->df.own = la_calloc_n((size_t)nt, sizeof *c->df.own)))
+            return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", slots);
+        for (int w = 0; w < nt; w++)
+            if (!(c->df.own[w] = la_calloc_n(slots, sizeof **c->df.own)))
+                return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", slots);
     }
     return LA_OK;
 }
