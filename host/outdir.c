@@ -1,5 +1,6 @@
 /* outdir.c - atomic, durable output directories that never delete a file the tool did not write
  * (see outdir.h). */
+#define _GNU_SOURCE /* sync_file_range */
 #include "outdir.h"
 
 #include <dirent.h>
@@ -451,9 +452,66 @@ static la_status write_iov(int fd, const char *path, struct iovec *iov, int n)
     return LA_OK;
 }
 
+/* A written file still open, its fsync left for la_outdir_commit (sync_all). */
+typedef struct la_outdir_unsynced {
+    int fd;
+    char *path;
+} la_outdir_unsynced;
+
+/* How many files wait for their fsync at most; a file beyond them is fsynced as it is closed. */
+enum { MOST_UNSYNCED = 64 };
+/* A file's disk writes are started each time this many more bytes of it are written. */
+#define WRITEBACK_STEP ((off_t)8 << 20)
+
+/* Start the disk writes of bytes [from, to) of fd without waiting for them (Linux); the fsync at
+ * the commit then finds them done or under way. */
+static void start_writeback(int fd, off_t from, off_t to)
+{
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+    if (to > from) (void)sync_file_range(fd, from, to - from, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd, (void)from, (void)to;
+#endif
+}
+
+/* Keep fd open for the commit's fsync; 0 when the list is full or out of memory (then the caller
+ * fsyncs it now). Takes path on success. */
+static int defer_sync(la_outdir *o, int fd, char *path)
+{
+    pthread_mutex_lock(&g_names_lock);
+    int ok = o->nunsynced < MOST_UNSYNCED;
+    if (ok && o->nunsynced == o->capunsynced) {
+        size_t cap = o->capunsynced ? o->capunsynced * 2 : 16;
+        la_outdir_unsynced *v = realloc(o->unsynced, cap * sizeof *v);
+        if (v) o->unsynced = v, o->capunsynced = cap;
+        else ok = 0;
+    }
+    if (ok) o->unsynced[o->nunsynced++] = (la_outdir_unsynced){fd, path};
+    pthread_mutex_unlock(&g_names_lock);
+    return ok;
+}
+
+/* fsync and close every file left open for the commit; the first failure is returned. With
+ * sync = 0 (an abort) they are only closed. */
+static la_status sync_all(la_outdir *o, int sync)
+{
+    la_status s = LA_OK;
+    for (size_t k = 0; k < o->nunsynced; k++) {
+        la_outdir_unsynced *u = &o->unsynced[k];
+        if (sync && s == LA_OK && fsync(u->fd) != 0) s = la_error(LA_EIO, "%s: write failed (fsync): %s", u->path, strerror(errno));
+        if (close(u->fd) != 0 && sync && s == LA_OK) s = la_error(LA_EIO, "%s: write failed: %s", u->path, strerror(errno));
+        free(u->path);
+    }
+    free(o->unsynced);
+    o->unsynced = NULL;
+    o->nunsynced = o->capunsynced = 0;
+    return s;
+}
+
 /* One file of the temporary directory, its bytes handed out by `fill` a batch of at most max pieces
- * at a time (la_outdir_fill: how many, 0 at the end, -1 on a failure), gathered by writev; fsynced
- * and closed. */
+ * at a time (la_outdir_fill: how many, 0 at the end, -1 on a failure), gathered by writev. Its disk
+ * writes start as it grows; it stays open for the commit's fsync (or, past MOST_UNSYNCED files,
+ * is fsynced and closed here). */
 static la_status write_file_with(la_outdir *o, const char *name, la_outdir_fill fill, void *ctx)
 {
     char *p = join(o->tmp, name);
@@ -465,17 +523,26 @@ static la_status write_file_with(la_outdir *o, const char *name, la_outdir_fill 
     la_status s = LA_OK;
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) s = la_error(LA_EIO, "%s: cannot create: %s", p, strerror(errno));
+    int sync = want_fsync();
+    off_t size = 0, started = 0;
     struct iovec iov[LA_OUTDIR_IOV];
     for (int n; s == LA_OK;) {
         n = fill(ctx, iov, LA_OUTDIR_IOV, &s);
         if (n < 0 && s == LA_OK) s = la_error(LA_EINTERNAL, "%s: its contents failed without a reason", p);
         if (n <= 0) break;
+        for (int k = 0; k < n; k++) size += (off_t)iov[k].iov_len;
         s = write_iov(fd, p, iov, n);
+        if (s == LA_OK && sync && size - started >= WRITEBACK_STEP) {
+            start_writeback(fd, started, size);
+            started = size;
+        }
     }
-    if (fd >= 0) {
-        if (s == LA_OK && want_fsync() && fsync(fd) != 0) s = la_error(LA_EIO, "%s: write failed (fsync): %s", p, strerror(errno));
-        if (close(fd) != 0 && s == LA_OK) s = la_error(LA_EIO, "%s: write failed: %s", p, strerror(errno));
+    if (fd >= 0 && s == LA_OK && sync) {
+        start_writeback(fd, started, size);
+        if (defer_sync(o, fd, p)) return LA_OK;
+        if (fsync(fd) != 0) s = la_error(LA_EIO, "%s: write failed (fsync): %s", p, strerror(errno));
     }
+    if (fd >= 0 && close(fd) != 0 && s == LA_OK) s = la_error(LA_EIO, "%s: write failed: %s", p, strerror(errno));
     free(p);
     return s;
 }
@@ -634,6 +701,9 @@ la_status la_outdir_commit(la_outdir *o)
     la_status s = la_buf_status(&m);
     if (s == LA_OK) s = write_file(o, LA_OUTDIR_MANIFEST, m.p, m.n);
     la_buf_free(&m);
+    /* every file on disk before the directory that names them */
+    la_status synced = sync_all(o, 1);
+    if (s == LA_OK) s = synced;
     char *marker = s == LA_OK ? join(o->tmp, LA_OUTDIR_MARKER) : NULL;
     if (s == LA_OK && !marker) s = la_error(LA_ENOMEM, "out of memory");
     if (s == LA_OK && unlink(marker) != 0) s = la_error(LA_EIO, "%s: cannot remove: %s", marker, strerror(errno));
@@ -685,6 +755,7 @@ la_status la_outdir_commit(la_outdir *o)
 
 void la_outdir_abort(la_outdir *o)
 {
+    sync_all(o, 0);
     if (o->tmp) remove_tree(o->tmp);
     sig_unwatch();
     for (size_t k = 0; k < o->nnames; k++) free(o->names[k]);

@@ -3,7 +3,8 @@
  * tool did not write.
  *
  * Files go into a fresh sibling directory `DIR.tmp-PID-XXXXXX`; each is fsynced, then the directory
- * itself, and the new directory takes the place of DIR in one rename (renameat2 RENAME_EXCHANGE
+ * itself (the disk writes of a file start as it is written, and the commit waits for all of them,
+ * so the disk works while the next file is computed), and the new directory takes the place of DIR in one rename (renameat2 RENAME_EXCHANGE
  * where the file system has it, so there is never a moment without DIR). Files may be written from
  * several threads at once. A run writes the list of its files (sorted by name) into
  * DIR/.leakaudit-manifest; a later run replaces DIR only when it is absent, empty, or
@@ -30,6 +31,8 @@ typedef struct la_outdir {
     char *tmp;     /* the temporary directory beside it */
     char **names;  /* files written so far */
     size_t nnames, capnames;
+    struct la_outdir_unsynced *unsynced; /* files written whose fsync waits for the commit */
+    size_t nunsynced, capunsynced;
 } la_outdir;
 
 /* Check, without changing anything, that `dir` may be replaced: it is absent, an empty directory or

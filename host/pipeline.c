@@ -662,7 +662,8 @@ static la_status write_half(void *ctx, int worker, size_t begin, size_t end)
 {
     (void)worker;
     la_status s = LA_OK;
-    for (size_t k = begin; k < end && s == LA_OK; k++) s = k == 0 ? write_reports(ctx) : write_manifests(ctx);
+    /* the manifests first: on one thread the disk then writes their bytes while the reports render */
+    for (size_t k = begin; k < end && s == LA_OK; k++) s = k == 0 ? write_manifests(ctx) : write_reports(ctx);
     return s;
 }
 
