@@ -66,8 +66,13 @@ int la_cpu_minhash_agree(const uint32_t *x, const uint32_t *y, int k);
 
 /* Weighted SimHash of a SORTED shingle multiset h[0..n): each distinct value votes with its count. */
 uint64_t la_cpu_simhash(const uint64_t *h, size_t n);
-/* The same with the portable loop whatever the CPU (la_cpu_simhash takes AVX-512 where it can). */
+/* The same with the portable loop whatever the CPU (la_cpu_simhash takes AVX-512 or AVX2 where it
+ * can). */
 uint64_t la_cpu_simhash_portable(const uint64_t *h, size_t n);
+/* The same with the AVX2 loop: on x86-64 CPUs with AVX2 only (la_cpu_simhash_has_avx2 says; other
+ * builds and CPUs take the portable loop), for tests. */
+uint64_t la_cpu_simhash_avx2(const uint64_t *h, size_t n);
+int la_cpu_simhash_has_avx2(void);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,10 @@
 /*
  * simhash.c - the CPU loop of the weighted 64-bit SimHash (math in simhash_core.h). The input is a
  * sorted shingle multiset, so each run of equal hashes is one distinct shingle whose length is its
- * weight. Two loops count the same integers: on x86-64 hosts with AVX-512 (F + BW, checked at run
- * time) a masked byte add per shingle (simhash_avx512); elsewhere eight-bit lanes in 64-bit words
- * (SWAR). la_cpu_simhash_portable always takes the second, for tests.
+ * weight. Three loops count the same integers: on x86-64 hosts with AVX-512 (F + BW, checked at run
+ * time) a masked byte add per shingle (simhash_avx512); with AVX2 the hash's bits spread to 64 byte
+ * masks by a byte shuffle and a compare (la_cpu_simhash_avx2); elsewhere eight-bit lanes in 64-bit
+ * words (SWAR). la_cpu_simhash_portable always takes the last, for tests.
  */
 #include "near_kernels.h"
 #include "simhash_core.h"
@@ -116,21 +117,94 @@ static uint64_t simhash_avx512(const uint64_t *h, size_t n)
     return finish(ones, total);
 }
 
-static int have_avx512;
+/* Byte j of the two accumulators counts bit j's weight since the last flush: the hash's four bytes
+ * of each half go to the eight bytes of their bits (a byte shuffle of the broadcast half), a compare
+ * of each byte with its bit makes the mask, and the mask's bytes of the weight are added. The byte
+ * counts move into 32-bit ones before one could pass 255. */
+__attribute__((target("avx2"))) static inline __m256i bit_bytes(uint32_t half, __m256i spread, __m256i bits)
+{
+    __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32((int)half), spread);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(b, bits), bits);
+}
+
+__attribute__((target("avx2"))) static void flush_avx2(__m256i acc[2], uint64_t ones[64])
+{
+    unsigned char bytes[64];
+    _mm256_storeu_si256((__m256i *)bytes, acc[0]);
+    _mm256_storeu_si256((__m256i *)(bytes + 32), acc[1]);
+    for (int b = 0; b < 64; b++) ones[b] += bytes[b];
+    acc[0] = acc[1] = _mm256_setzero_si256();
+}
+
+__attribute__((target("avx2"))) static uint64_t simhash_avx2(const uint64_t *h, size_t n)
+{
+    /* byte j of a lane takes byte j / 8 of the half (the second lane: bytes 2 and 3) */
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bits = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    __m256i acc[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    uint64_t ones[64] = {0}, total = 0;
+    unsigned held = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n && h[j] == h[i]) j++;
+        uint64_t v = la_simhash_hash(h[i]);
+        __m256i lo = bit_bytes((uint32_t)v, spread, bits), hi = bit_bytes((uint32_t)(v >> 32), spread, bits);
+        total += j - i;
+        for (size_t w = j - i; w > 0;) {
+            unsigned part = w < 255 ? (unsigned)w : 255;
+            if (held + part > 255) {
+                flush_avx2(acc, ones);
+                held = 0;
+            }
+            __m256i add = _mm256_set1_epi8((char)part);
+            acc[0] = _mm256_add_epi8(acc[0], _mm256_and_si256(lo, add));
+            acc[1] = _mm256_add_epi8(acc[1], _mm256_and_si256(hi, add));
+            held += part;
+            w -= part;
+        }
+        i = j;
+    }
+    flush_avx2(acc, ones);
+    return finish(ones, total);
+}
+
+static int have_avx512, have_avx2;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
 static void cpu_init(void)
 {
     __builtin_cpu_init();
     have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    have_avx2 = __builtin_cpu_supports("avx2");
 }
 #endif
+
+int la_cpu_simhash_has_avx2(void)
+{
+#ifdef LA_SIMHASH_AVX512
+    pthread_once(&cpu_once, cpu_init);
+    return have_avx2;
+#else
+    return 0;
+#endif
+}
+
+uint64_t la_cpu_simhash_avx2(const uint64_t *h, size_t n)
+{
+#ifdef LA_SIMHASH_AVX512
+    if (la_cpu_simhash_has_avx2()) return simhash_avx2(h, n);
+#endif
+    return la_cpu_simhash_portable(h, n);
+}
 
 uint64_t la_cpu_simhash(const uint64_t *h, size_t n)
 {
 #ifdef LA_SIMHASH_AVX512
     pthread_once(&cpu_once, cpu_init);
     if (have_avx512) return simhash_avx512(h, n);
+    if (have_avx2) return simhash_avx2(h, n);
 #endif
     return la_cpu_simhash_portable(h, n);
 }

@@ -164,8 +164,8 @@ static void test_shingle_sort(void **state)
     free(b);
 }
 
-/* The CPU SimHash counts eight bits per add (one masked byte add of 64 bits with AVX-512, eight
- * 8-bit lanes of a word without); both must give the bits of the per-bit vote loop that the CUDA
+/* The CPU SimHash counts eight bits per add (one masked byte add of 64 bits with AVX-512, 32 byte
+ * masks per add with AVX2, eight 8-bit lanes of a word without); each must give the bits of the per-bit vote loop that the CUDA
  * kernel runs, for runs of equal shingles of any weight (past the byte counters' 255 too). */
 static void test_simhash_matches_vote_loop(void **state)
 {
@@ -190,7 +190,9 @@ static void test_simhash_matches_vote_loop(void **state)
         }
         assert_true(la_cpu_simhash(h, n) == la_simhash_finish(acc));
         assert_true(la_cpu_simhash_portable(h, n) == la_simhash_finish(acc));
+        assert_true(la_cpu_simhash_avx2(h, n) == la_simhash_finish(acc));
     }
+    if (!la_cpu_simhash_has_avx2()) print_message("no AVX2 on this CPU: its SimHash loop was not tested\n");
     free(h);
 }
 
