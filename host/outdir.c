@@ -111,7 +111,8 @@ static void sig_watch(const char *tmp)
 }
 
 /* Files of one directory may be written from several threads (la_outdir_write and
- * la_outdir_write_from): their names are noted under this lock. */
+ * la_outdir_write_from): their names, and the files left open for the commit's fsync, are noted
+ * under this lock. */
 static pthread_mutex_t g_names_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Record a name before the file exists, so the handler can remove it. */

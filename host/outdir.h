@@ -3,13 +3,14 @@
  * tool did not write.
  *
  * Files go into a fresh sibling directory `DIR.tmp-PID-XXXXXX`; each is fsynced, then the directory
- * itself (the disk writes of a file start as it is written, and the commit waits for all of them,
- * so the disk works while the next file is computed), and the new directory takes the place of DIR in one rename (renameat2 RENAME_EXCHANGE
- * where the file system has it, so there is never a moment without DIR). Files may be written from
- * several threads at once. A run writes the list of its files (sorted by name) into
- * DIR/.leakaudit-manifest; a later run replaces DIR only when it is absent, empty, or
- * holds nothing but the files that manifest lists. Anything else (a file a person added, an input,
- * a report of a version that wrote no manifest) makes the run refuse before any work is done.
+ * itself (a file's disk writes start as it is written and the commit waits for all of them, so the
+ * disk works while the next file is computed), and the new directory takes the place of DIR in one
+ * rename (renameat2 RENAME_EXCHANGE where the file system has it, so there is never a moment
+ * without DIR). Files may be written from several threads at once. A run writes the list of its
+ * files (sorted by name) into DIR/.leakaudit-manifest; a later run replaces DIR only when it is
+ * absent, empty, or holds nothing but the files that manifest lists. Anything else (a file a person
+ * added, an input, a report of a version that wrote no manifest) makes the run refuse before any
+ * work is done.
  * DIR may be a symbolic link to a directory: the link stays and the directory it names is replaced.
  * Temporary directories of runs that were killed are removed by the next run; SIGINT and SIGTERM
  * remove the temporary directory of the current run. Not for: anything but whole-directory output.

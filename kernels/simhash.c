@@ -40,34 +40,41 @@ static uint64_t finish(const uint64_t ones[64], uint64_t total)
     return s;
 }
 
+/* The walk every loop shares: each run of equal hashes in the sorted h[0 .. n) is one distinct
+ * shingle; with its hash in v (la_simhash_hash) and its weight added to total, ADD(part) runs once
+ * per piece of the weight of at most 255, and FLUSH (which must empty the byte counters) runs
+ * first whenever a piece would take a byte counter past 255. */
+#define SIMHASH_PARTS(h, n, v, part, total, FLUSH, ADD)             \
+    do {                                                            \
+        unsigned held_ = 0; /* weight in the counters since the last flush */ \
+        for (size_t i_ = 0, j_; i_ < (n); i_ = j_) {                \
+            for (j_ = i_ + 1; j_ < (n) && (h)[j_] == (h)[i_];) j_++; \
+            uint64_t v = la_simhash_hash((h)[i_]);                  \
+            (total) += j_ - i_;                                     \
+            for (size_t w_ = j_ - i_; w_ > 0;) {                    \
+                unsigned part = w_ < 255 ? (unsigned)w_ : 255;      \
+                if (held_ + part > 255) {                           \
+                    FLUSH;                                          \
+                    held_ = 0;                                      \
+                }                                                   \
+                ADD;                                                \
+                held_ += part;                                      \
+                w_ -= part;                                         \
+            }                                                       \
+        }                                                           \
+    } while (0)
+
 uint64_t la_cpu_simhash_portable(const uint64_t *h, size_t n)
 {
     uint64_t ones[64] = {0}, lane[8] = {0}, total = 0;
-    unsigned held = 0; /* weight in the lanes since the last flush */
-    size_t i = 0;
-    while (i < n) {
-        size_t j = i + 1;
-        while (j < n && h[j] == h[i]) j++;
-        uint64_t v = la_simhash_hash(h[i]);
-        total += j - i;
-        for (size_t w = j - i; w > 0;) {
-            unsigned part = w < 255 ? (unsigned)w : 255;
-            if (held + part > 255) {
-                flush(lane, ones);
-                held = 0;
-            }
-            for (int b = 0; b < 8; b++) lane[b] += k_spread[(v >> (8 * b)) & 0xff] * part;
-            held += part;
-            w -= part;
-        }
-        i = j;
-    }
+    SIMHASH_PARTS(h, n, v, part, total, flush(lane, ones),
+                  for (int b = 0; b < 8; b++) lane[b] += k_spread[(v >> (8 * b)) & 0xff] * part);
     flush(lane, ones);
     return finish(ones, total);
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
-#define LA_SIMHASH_AVX512 1
+#define LA_SIMHASH_X86 1
 #include <immintrin.h>
 
 /* The byte counts of acc added to the 32-bit counts c[0..3] (bytes 16q .. 16q + 15 into c[q]; the
@@ -89,26 +96,8 @@ static uint64_t simhash_avx512(const uint64_t *h, size_t n)
     __m512i acc = _mm512_setzero_si512(), c[4];
     for (int q = 0; q < 4; q++) c[q] = _mm512_setzero_si512();
     uint64_t total = 0;
-    unsigned held = 0;
-    size_t i = 0;
-    while (i < n) {
-        size_t j = i + 1;
-        while (j < n && h[j] == h[i]) j++;
-        __mmask64 v = (__mmask64)la_simhash_hash(h[i]);
-        total += j - i;
-        for (size_t w = j - i; w > 0;) {
-            unsigned part = w < 255 ? (unsigned)w : 255;
-            if (held + part > 255) {
-                widen(c, acc);
-                acc = _mm512_setzero_si512();
-                held = 0;
-            }
-            acc = _mm512_mask_add_epi8(acc, v, acc, _mm512_set1_epi8((char)part));
-            held += part;
-            w -= part;
-        }
-        i = j;
-    }
+    SIMHASH_PARTS(h, n, v, part, total, (widen(c, acc), acc = _mm512_setzero_si512()),
+                  acc = _mm512_mask_add_epi8(acc, (__mmask64)v, acc, _mm512_set1_epi8((char)part)));
     uint32_t lanes[64];
     widen(c, acc);
     for (int q = 0; q < 4; q++) _mm512_storeu_si512((void *)(lanes + 16 * q), c[q]);
@@ -144,28 +133,11 @@ __attribute__((target("avx2"))) static uint64_t simhash_avx2(const uint64_t *h, 
     const __m256i bits = _mm256_set1_epi64x((long long)0x8040201008040201ull);
     __m256i acc[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
     uint64_t ones[64] = {0}, total = 0;
-    unsigned held = 0;
-    size_t i = 0;
-    while (i < n) {
-        size_t j = i + 1;
-        while (j < n && h[j] == h[i]) j++;
-        uint64_t v = la_simhash_hash(h[i]);
-        __m256i lo = bit_bytes((uint32_t)v, spread, bits), hi = bit_bytes((uint32_t)(v >> 32), spread, bits);
-        total += j - i;
-        for (size_t w = j - i; w > 0;) {
-            unsigned part = w < 255 ? (unsigned)w : 255;
-            if (held + part > 255) {
-                flush_avx2(acc, ones);
-                held = 0;
-            }
-            __m256i add = _mm256_set1_epi8((char)part);
-            acc[0] = _mm256_add_epi8(acc[0], _mm256_and_si256(lo, add));
-            acc[1] = _mm256_add_epi8(acc[1], _mm256_and_si256(hi, add));
-            held += part;
-            w -= part;
-        }
-        i = j;
-    }
+    __m256i lo, hi;
+    SIMHASH_PARTS(h, n, v, part, total, flush_avx2(acc, ones),
+                  (lo = bit_bytes((uint32_t)v, spread, bits), hi = bit_bytes((uint32_t)(v >> 32), spread, bits),
+                   acc[0] = _mm256_add_epi8(acc[0], _mm256_and_si256(lo, _mm256_set1_epi8((char)part))),
+                   acc[1] = _mm256_add_epi8(acc[1], _mm256_and_si256(hi, _mm256_set1_epi8((char)part)))));
     flush_avx2(acc, ones);
     return finish(ones, total);
 }
@@ -183,7 +155,7 @@ static void cpu_init(void)
 
 int la_cpu_simhash_has_avx2(void)
 {
-#ifdef LA_SIMHASH_AVX512
+#ifdef LA_SIMHASH_X86
     pthread_once(&cpu_once, cpu_init);
     return have_avx2;
 #else
@@ -193,7 +165,7 @@ int la_cpu_simhash_has_avx2(void)
 
 uint64_t la_cpu_simhash_avx2(const uint64_t *h, size_t n)
 {
-#ifdef LA_SIMHASH_AVX512
+#ifdef LA_SIMHASH_X86
     if (la_cpu_simhash_has_avx2()) return simhash_avx2(h, n);
 #endif
     return la_cpu_simhash_portable(h, n);
@@ -201,7 +173,7 @@ uint64_t la_cpu_simhash_avx2(const uint64_t *h, size_t n)
 
 uint64_t la_cpu_simhash(const uint64_t *h, size_t n)
 {
-#ifdef LA_SIMHASH_AVX512
+#ifdef LA_SIMHASH_X86
     pthread_once(&cpu_once, cpu_init);
     if (have_avx512) return simhash_avx512(h, n);
     if (have_avx2) return simhash_avx2(h, n);

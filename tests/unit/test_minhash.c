@@ -165,8 +165,9 @@ static void test_shingle_sort(void **state)
 }
 
 /* The CPU SimHash counts eight bits per add (one masked byte add of 64 bits with AVX-512, 32 byte
- * masks per add with AVX2, eight 8-bit lanes of a word without); each must give the bits of the per-bit vote loop that the CUDA
- * kernel runs, for runs of equal shingles of any weight (past the byte counters' 255 too). */
+ * masks per add with AVX2, eight 8-bit lanes of a word without); each must give the bits of the
+ * per-bit vote loop that the CUDA kernel runs, for runs of equal shingles of any weight (past the
+ * byte counters' 255 too). */
 static void test_simhash_matches_vote_loop(void **state)
 {
     (void)state;
