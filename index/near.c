@@ -135,11 +135,15 @@ typedef struct near_ctx near_ctx;
 /* Fused: every distinct shingle of the held-out rows with the number of rows of the corpus that
  * hold it (exact; the other side's rows add theirs as they are signed), in an open-addressing
  * table keyed by the shingle's low bits, behind a bit filter of its high bits. A slot with n == 0
- * is empty (a kept shingle has at least its held-out row). */
+ * is empty (a kept shingle has at least its held-out row). Each slot also says where the held-out
+ * rows that hold its shingle are listed (held_rows), so a containment probe that found the slot
+ * reads its rows with one more access. */
 typedef struct freq_slot {
     uint64_t key;
     _Atomic uint32_t n;
-    uint32_t unused;
+    uint32_t at;             /* held_rows[at]: how many rows follow, then the rows, ascending (the
+                                held-out rows of at least containment_min_shingles shingles); 0:
+                                none */
 } freq_slot;
 
 typedef struct freq_table {
@@ -147,6 +151,7 @@ typedef struct freq_table {
     size_t mask, keys;
     uint64_t *filter;
     int filter_log2;
+    uint32_t *held_rows;     /* the lists the slots' `at` point into; entry 0 unused */
 } freq_table;
 
 typedef enum side { SIDE_HELD, SIDE_OTHER } side;
@@ -176,7 +181,6 @@ struct near_ctx {
     uint64_t *filter;         /* bit set of the containment samples' hashes (high filter_log2 bits) */
     int filter_log2;
     la_buckets *lsh_h, *lsh_o, *sim_h, *sim_o, *con_h, *con_o;
-    la_buckets *held_sets;    /* fused: every held-out row's distinct shingles, for the other side's samples */
     cand *cands;
     size_t ncand;
     la_pair *res;
@@ -210,6 +214,7 @@ struct near_ctx {
 /* ---- helpers ----------------------------------------------------------------------------------- */
 
 static int in_pass(const near_ctx *c, size_t i);
+static int on_side(const near_ctx *c, size_t i, side sd);
 static int emit(near_ctx *c, scratch *s, uint32_t x, uint32_t y, uint32_t src);
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -360,9 +365,10 @@ static la_status counted_set(const near_ctx *c, size_t i, uint64_t **buf, size_t
     return *set ? LA_OK : la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
 }
 
-/* Insert shingle h into a table with room; add adds to its count. One thread builds the table, so
- * its counts are read and written relaxed (a plain `+=` on the _Atomic count is a locked add). */
-static void freq_insert(freq_table *f, uint64_t h, uint32_t add)
+/* Insert shingle h into a table with room; add adds to its count. Returns its slot. One thread
+ * builds the table, so its counts are read and written relaxed (a plain `+=` on the _Atomic count is
+ * a locked add). */
+static size_t freq_insert(freq_table *f, uint64_t h, uint32_t add)
 {
     size_t i = freq_home(f, h);
     uint32_t n;
@@ -372,6 +378,7 @@ static void freq_insert(freq_table *f, uint64_t h, uint32_t add)
         f->keys++;
     }
     atomic_store_explicit(&f->slot[i].n, n + add, memory_order_relaxed);
+    return i;
 }
 
 static la_status freq_alloc(freq_table *f, size_t cap)
@@ -383,19 +390,20 @@ static la_status freq_alloc(freq_table *f, size_t cap)
     return f->slot ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for a table of %zu held-out shingles", cap / 2);
 }
 
-/* The frequency table of the held-out rows' shingles, counting the held-out rows (signed before
- * this); the other side's rows add theirs as they are signed. */
-static la_status build_freq(near_ctx *c)
+/* Whether held-out row i is listed under its shingles (freq_slot.at): a row that can be the
+ * containing side of a containment pair, one of at least containment_min_shingles shingles. */
+static int listed_row(const near_ctx *c, size_t i)
+{
+    return on_side(c, i, SIDE_HELD) && c->nsh[i] >= (uint32_t)c->p.containment_min_shingles;
+}
+
+/* The held-out rows' distinct shingles into the table; the slot of each shingle of a listed row, in
+ * row order, into slots[0 .. listed). */
+static la_status count_held(near_ctx *c, uint32_t *slots, size_t listed)
 {
     freq_table *f = &c->freq;
-    size_t most = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->r[i].part == c->held && c->r[i].norm) most += c->nsh[i] ? c->nsh[i] : la_shingle_bound(c->r[i].norm_len);
-    /* at most 80 % full even if every shingle were distinct; most repeat across rows */
-    size_t cap = 16;
-    while (cap < most + most / 4) cap <<= 1;
-    LA_TRY(freq_alloc(f, cap));
     scratch *s = &c->sc[0];
+    size_t w = 0;
     /* the inserts go to random slots of a table larger than the cache: each starts its slot's
      * cache miss PROBE_AHEAD inserts early */
     for (size_t i = 0; i < c->n; i++) {
@@ -403,29 +411,109 @@ static la_status build_freq(near_ctx *c)
         const uint64_t *set;
         size_t n;
         LA_TRY(counted_set(c, i, &s->sh, &s->shcap, &set, &n));
+        int listed_i = listed_row(c, i);
+        if (listed_i && (n != c->nsh[i] || n > listed - w))
+            return la_error(LA_EINVAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
         for (size_t k = 0; k < n; k++) {
             if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&f->slot[freq_home(f, set[k + PROBE_AHEAD])]);
-            freq_insert(f, set[k], 1);
+            size_t at = freq_insert(f, set[k], 1);
+            if (listed_i) slots[w++] = (uint32_t)at;
         }
     }
-    /* a table less than a quarter full is built again half full: it spans fewer cache lines for
-     * the other side's probes */
-    size_t fit = 16;
+    return LA_OK;
+}
+
+/* A table less than a quarter full is built again half full: it spans fewer cache lines for the
+ * other side's probes. slots[0 .. listed) follow their shingles to their new slots. */
+static la_status fit_freq(freq_table *f, uint32_t *slots, size_t listed)
+{
+    size_t cap = f->mask + 1, fit = 16;
     while (fit < 2 * f->keys) fit <<= 1;
-    if (4 * f->keys < cap) {
-        size_t nk = 0;
-        for (size_t i = 0; i < cap; i++)
-            if (f->slot[i].n) f->slot[nk++] = (freq_slot){f->slot[i].key, f->slot[i].n, 0};
-        freq_slot *old = f->slot;
-        f->slot = NULL;
-        la_status st = freq_alloc(f, fit);
-        for (size_t i = 0; st == LA_OK && i < nk; i++) {
-            if (i + PROBE_AHEAD < nk) LA_PREFETCH_WRITE(&f->slot[freq_home(f, old[i + PROBE_AHEAD].key)]);
-            freq_insert(f, old[i].key, old[i].n);
-        }
-        free(old);
-        LA_TRY(st);
+    if (4 * f->keys >= cap) return LA_OK;
+    uint32_t *rank = la_malloc_n(cap, sizeof *rank), *moved = la_malloc_n(f->keys, sizeof *moved);
+    if (!rank || !moved) {
+        free(rank);
+        free(moved);
+        return la_error(LA_ENOMEM, "near: out of memory for a table of %zu held-out shingles", f->keys);
     }
+    size_t nk = 0;
+    for (size_t i = 0; i < cap; i++)
+        if (f->slot[i].n) {
+            rank[i] = (uint32_t)nk;
+            f->slot[nk++] = (freq_slot){f->slot[i].key, f->slot[i].n, 0};
+        }
+    freq_slot *old = f->slot;
+    f->slot = NULL;
+    la_status st = freq_alloc(f, fit);
+    for (size_t i = 0; st == LA_OK && i < nk; i++) {
+        if (i + PROBE_AHEAD < nk) LA_PREFETCH_WRITE(&f->slot[freq_home(f, old[i + PROBE_AHEAD].key)]);
+        moved[i] = (uint32_t)freq_insert(f, old[i].key, old[i].n);
+    }
+    for (size_t j = 0; st == LA_OK && j < listed; j++) slots[j] = moved[rank[slots[j]]];
+    free(old);
+    free(rank);
+    free(moved);
+    return st;
+}
+
+/* The listed rows of every shingle (in row order) into held_rows, each slot's list starting at its
+ * `at`: the count, then the rows. slots[0 .. listed) as count_held left them. */
+static la_status list_held_rows(near_ctx *c, const uint32_t *slots, size_t listed)
+{
+    freq_table *f = &c->freq;
+    for (size_t j = 0; j < listed; j++) f->slot[slots[j]].at++;
+    size_t total = 1;
+    for (size_t i = 0; i <= f->mask; i++)
+        if (f->slot[i].at) total += 1 + (size_t)f->slot[i].at;
+    if (total > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingle entries: at most 2^32 - 1", total);
+    if (!(f->held_rows = la_malloc_n(total, sizeof *f->held_rows)))
+        return la_error(LA_ENOMEM, "near: out of memory for %zu held-out shingle entries", total);
+    f->held_rows[0] = 0;
+    /* each list's count, and its slot's `at` at the list's end: the rows go in from the back, the
+     * last row first, which leaves `at` one past the count and the rows ascending */
+    size_t end = 1;
+    for (size_t i = 0; i <= f->mask; i++) {
+        uint32_t k = f->slot[i].at;
+        if (!k) continue;
+        f->held_rows[end] = k;
+        end += 1 + (size_t)k;
+        f->slot[i].at = (uint32_t)end;
+    }
+    size_t j = listed;
+    for (size_t i = c->n; i-- > 0;) {
+        if (!listed_row(c, i)) continue;
+        for (uint32_t q = 0; q < c->nsh[i]; q++) {
+            freq_slot *s = &f->slot[slots[--j]];
+            f->held_rows[--s->at] = (uint32_t)i;
+        }
+    }
+    for (size_t i = 0; i <= f->mask; i++)
+        if (f->slot[i].at) f->slot[i].at--;
+    return LA_OK;
+}
+
+/* The frequency table of the held-out rows' shingles, counting the held-out rows (signed before
+ * this), with the listed rows of each; the other side's rows add their counts as they are signed. */
+static la_status build_freq(near_ctx *c)
+{
+    freq_table *f = &c->freq;
+    size_t most = 0, listed = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->r[i].part == c->held && c->r[i].norm) most += c->nsh[i] ? c->nsh[i] : la_shingle_bound(c->r[i].norm_len);
+        if (listed_row(c, i)) listed += c->nsh[i];
+    }
+    /* at most 80 % full even if every shingle were distinct; most repeat across rows */
+    size_t cap = 16;
+    while (cap < most + most / 4) cap <<= 1;
+    if (cap > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingles: at most 2^31", most);
+    uint32_t *slots = la_malloc_n(listed, sizeof *slots);
+    if (!slots) return la_error(LA_ENOMEM, "near: out of memory for %zu held-out shingle entries", listed);
+    la_status st = freq_alloc(f, cap);
+    if (st == LA_OK) st = count_held(c, slots, listed);
+    if (st == LA_OK) st = fit_freq(f, slots, listed);
+    if (st == LA_OK) st = list_held_rows(c, slots, listed);
+    free(slots);
+    LA_TRY(st);
     f->filter_log2 = FILTER_MIN_LOG2;
     while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
     f->filter = la_calloc_n((size_t)1 << (f->filter_log2 - 6), sizeof *f->filter);
@@ -442,6 +530,7 @@ static void freq_free(freq_table *f)
 {
     free(f->slot);
     free(f->filter);
+    free(f->held_rows);
     memset(f, 0, sizeof *f);
 }
 
@@ -1099,45 +1188,30 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
 
 /* Fused: the held-out rows that hold enough of row y's sample, y being the contained side (its
  * sample in s->smp). The unfused path finds the same pairs the other way round: each held-out row
- * looks its shingles up in a table of the other side's samples; here the table is of the held-out
- * rows' sets, which stays the size of the held-out side however large the other. The conditions
+ * looks its shingles up in a table of the other side's samples; here each sample finds the held-out
+ * rows listed under its shingle in the frequency table (freq_slot.at), which stays the size of the
+ * held-out side however large the other. The conditions
  * are the same: a held-out row of at least containment_min_shingles shingles and no fewer than y's,
  * holding need[nsamp[y]] of the sample. Returns 0 when out of memory. */
 static int probe_held_sets(near_ctx *c, scratch *s, uint32_t y)
 {
     uint32_t ns = c->nsamp[y], ny = c->nsh[y];
     if (!ns) return 1;
+    /* every sample is a held-out shingle (a shingle no held-out row has counts 0 and is never
+     * sampled): its slot, which sampling read a moment ago, then its list, whose misses start
+     * together */
+    uint32_t at[MAX_SAMPLE];
     for (uint32_t j = 0; j < ns; j++) {
-        const la_bucket_entry *f;
-        size_t k = la_buckets_find(c->held_sets, s->smp[j], &f);
-        for (size_t q = 0; q < k; q++)
-            if (c->nsh[f[q].row] >= ny && !tally_hit(s, f[q].row, c->need[ns])) return 0;
+        const freq_slot *fs = freq_find(&c->freq, s->smp[j]);
+        at[j] = fs ? fs->at : 0;
+        LA_PREFETCH(&c->freq.held_rows[at[j]]);
+    }
+    for (uint32_t j = 0; j < ns; j++) {
+        const uint32_t *list = c->freq.held_rows + at[j];
+        for (uint32_t q = 1; q <= list[0]; q++)
+            if (c->nsh[list[q]] >= ny && !tally_hit(s, list[q], c->need[ns])) return 0;
     }
     return emit_tallied(c, s, y);
-}
-
-/* The table of every held-out row's distinct shingles (rows of at least containment_min_shingles:
- * the others are never the containing side). */
-static la_status build_held_sets(near_ctx *c)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (on_side(c, i, SIDE_HELD) && c->nsh[i] >= (uint32_t)c->p.containment_min_shingles) n += c->nsh[i];
-    la_bucket_entry *e = la_malloc_n(n, sizeof *e);
-    if (!e) return la_error(LA_ENOMEM, "out of memory for %zu held-out shingle entries", n);
-    scratch *s = &c->sc[0];
-    size_t w = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        if (!on_side(c, i, SIDE_HELD) || c->nsh[i] < (uint32_t)c->p.containment_min_shingles) continue;
-        size_t m;
-        const uint64_t *sh = distinct_set(c, i, &s->sh, &s->shcap, &m);
-        if (!sh) {
-            free(e);
-            return la_error(LA_ENOMEM, "near: out of memory reading the held-out rows' shingles");
-        }
-        for (size_t j = 0; j < m && w < n; j++) e[w++] = (la_bucket_entry){.key = sh[j], .row = (uint32_t)i};
-    }
-    return bucket_table(c, e, w, 0, &c->held_sets);
 }
 
 static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end)
@@ -1253,7 +1327,6 @@ static void free_ctx(near_ctx *c)
     la_buckets_free(c->sim_o);
     la_buckets_free(c->con_h);
     la_buckets_free(c->con_o);
-    la_buckets_free(c->held_sets);
     free(c->cands);
     free(c->res);
     free(c->keep);
@@ -1354,7 +1427,6 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
     if (c->fused) {
         LA_TRY(build_con(c, SIDE_HELD, &c->con_h));
         LA_TRY(build_filter(c));
-        LA_TRY(build_held_sets(c));
         c->pass_side = SIDE_OTHER;
         c->sample_in_probe = 1;
         LA_TRY(la_parallel_for(c->nthreads, n, 64, find_candidates, c));
@@ -1363,8 +1435,6 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         freq_free(&c->freq);
         free(c->keys);
         c->keys = NULL;
-        la_buckets_free(c->held_sets);
-        c->held_sets = NULL;
     } else {
         free(c->df);
         c->df = NULL;

@@ -226,6 +226,23 @@ static void test_quote_within_one_partition(void **state)
     la_table_free(f.t);
 }
 
+/* The pairs of the path with `within` (every row keeps its keys and sample for tables of both
+ * sides), those across the boundary, equal ref entry for entry: the same pairs as the path across
+ * only, which signs the held-out rows first and probes their tables as the other side is signed. */
+static void assert_same_as_within(const fixture *f, la_near_params p, const la_pairs *ref)
+{
+    la_pairs all = {0};
+    p.within = 1;
+    assert_int_equal(la_near_find(f->t, f->test, &p, &all, NULL), LA_OK);
+    const la_row *r = la_table_rows_const(f->t);
+    size_t w = 0;
+    for (size_t i = 0; i < all.n; i++)
+        if (r[all.v[i].a].part != r[all.v[i].b].part) all.v[w++] = all.v[i];
+    assert_int_equal(w, ref->n);
+    assert_memory_equal(all.v, ref->v, ref->n * sizeof *ref->v);
+    la_pairs_free(&all);
+}
+
 static void test_same_output_for_any_thread_count(void **state)
 {
     fixture f;
@@ -274,25 +291,70 @@ static void test_same_output_for_any_thread_count(void **state)
             assert_memory_equal(got.v, ref.v, ref.n * sizeof *ref.v);
             la_pairs_free(&got);
         }
-    /* Across the boundary the held-out rows are signed first, the other side probes their LSH
-     * table as it is signed and looks its samples up in their shingle sets; with `within` every row
-     * keeps its keys and sample for tables of both sides. Two paths, the same pairs across. */
+    /* two paths, the same pairs across (set cache off, and all sets kept) */
     for (size_t m = 0; m < 2; m++) {
-        la_pairs all = {0};
         p.threads = 2;
         p.set_cache_bytes = caches[2 * m];
-        p.within = 1;
-        assert_int_equal(la_near_find(f.t, f.test, &p, &all, NULL), LA_OK);
-        p.within = 0;
-        const la_row *r = la_table_rows_const(f.t);
-        size_t w = 0;
-        for (size_t i = 0; i < all.n; i++)
-            if (r[all.v[i].a].part != r[all.v[i].b].part) all.v[w++] = all.v[i];
-        assert_int_equal(w, ref.n);
-        assert_memory_equal(all.v, ref.v, ref.n * sizeof *ref.v);
-        la_pairs_free(&all);
+        assert_same_as_within(&f, p, &ref);
     }
     la_pairs_free(&ref);
+    la_table_free(f.t);
+}
+
+/* The words [from, from + n) of the text s (words separated by one space), in a new string. */
+static char *words_of(const char *s, int from, int n)
+{
+    const char *b = s;
+    for (int k = 0; k < from; k++) b = strchr(b, ' ') + 1;
+    const char *e = b;
+    for (int k = 0; k < n && *e; k++) {
+        const char *sp = strchr(e, ' ');
+        e = sp && k + 1 < n ? sp + 1 : (sp ? sp : e + strlen(e));
+    }
+    char *w = malloc((size_t)(e - b) + 1);
+    memcpy(w, b, (size_t)(e - b));
+    w[e - b] = 0;
+    return w;
+}
+
+static void test_held_out_rows_that_repeat(void **state)
+{
+    fixture f;
+    setup(&f);
+    /* 8 passages of 150 words, each 30 times in the test partition (a table of the held-out
+     * shingles sized for all 240 rows' shingles holds 8 passages' worth: it is built again
+     * smaller), and 24 dev rows that quote 25 words of one passage, with 40 unrelated dev rows. */
+    char *passage[8];
+    for (int j = 0; j < 8; j++) passage[j] = text(9000 + (uint64_t)j, 150);
+    char id[16];
+    for (int i = 0; i < 240; i++) {
+        snprintf(id, sizeof id, "t%d", i);
+        add(&f, f.test, id, passage[i % 8]);
+    }
+    size_t quote[24];
+    for (int i = 0; i < 64; i++) {
+        char *s = i < 24 ? words_of(passage[i % 8], 10 + 4 * i, 25) : text(20000 + (uint64_t)i, 25);
+        snprintf(id, sizeof id, "d%d", i);
+        size_t at = add(&f, f.dev, id, s);
+        if (i < 24) quote[i] = at;
+        free(s);
+    }
+    la_near_params p;
+    la_near_params_default(&p);
+    la_pairs ref = {0};
+    p.threads = 2;
+    assert_int_equal(la_near_find(f.t, f.test, &p, &ref, NULL), LA_OK);
+    /* every quote with each of its passage's 30 copies, found by containment */
+    for (int i = 0; i < 24; i++) {
+        size_t hits = 0;
+        for (size_t q = 0; q < ref.n; q++)
+            if (ref.v[q].a == quote[i] && ref.v[q].containment == 1.0f) hits++;
+        assert_int_equal(hits, 30);
+    }
+    /* the same pairs as the path that tables the dev rows' samples instead */
+    assert_same_as_within(&f, p, &ref);
+    la_pairs_free(&ref);
+    for (int j = 0; j < 8; j++) free(passage[j]);
     la_table_free(f.t);
 }
 
@@ -361,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_boundary_and_within),
         cmocka_unit_test(test_quote_within_one_partition),
         cmocka_unit_test(test_same_output_for_any_thread_count),
+        cmocka_unit_test(test_held_out_rows_that_repeat),
         cmocka_unit_test(test_bad_parameters),
         cmocka_unit_test(test_parallel_failure_reaches_the_caller),
     };
