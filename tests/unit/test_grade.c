@@ -75,6 +75,37 @@ static void test_frame_shared_by_many_is_related(void **state)
     la_table_free(f.t);
 }
 
+/* A word's weight counts the rows that hold it, not how often they repeat it: eight other rows
+ * that say "blue kettle" once each or twenty times each leave the same weighted containment, at one
+ * counting thread and at three. */
+static void test_a_row_counts_once_per_word(void **state)
+{
+    (void)state;
+    float wc[2][2];
+    for (int reps = 0; reps < 2; reps++)
+        for (int t = 0; t < 2; t++) {
+            fixture f;
+            setup(&f);
+            uint32_t a = (uint32_t)add(&f, f.dev, "a", k_seen), b = (uint32_t)add(&f, f.test, "b", k_held);
+            char buf[512], id[16];
+            for (int i = 0; i < 8; i++) {
+                int w = snprintf(buf, sizeof buf, "lamp%d", i);
+                for (int k = 0; k < (reps ? 20 : 1); k++) w += snprintf(buf + w, sizeof buf - (size_t)w, " blue kettle");
+                snprintf(id, sizeof id, "s%d", i);
+                add(&f, i % 2 ? f.dev : f.test, id, buf);
+            }
+            wc[reps][t] = graded(&f, a, b, LA_KIND_NEAR, t ? 3 : 1).wcontainment;
+            la_table_free(f.t);
+        }
+    for (int t = 0; t < 2; t++) assert_true(wc[0][t] == wc[1][t]);
+    /* and those words weigh less than with the pair alone */
+    fixture f;
+    setup(&f);
+    uint32_t a = (uint32_t)add(&f, f.dev, "a", k_seen), b = (uint32_t)add(&f, f.test, "b", k_held);
+    assert_true(graded(&f, a, b, LA_KIND_NEAR, 1).wcontainment > wc[0][0]);
+    la_table_free(f.t);
+}
+
 /* Numbers are the slots of templated items: the same words with other numbers is another instance. */
 static void test_other_numbers_are_related(void **state)
 {
@@ -387,7 +418,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rare_shared_wording_is_near),     cmocka_unit_test(test_frame_shared_by_many_is_related),
         cmocka_unit_test(test_other_numbers_are_related),       cmocka_unit_test(test_reordered_words_are_near),
-        cmocka_unit_test(test_number_words_match_digits),
+        cmocka_unit_test(test_number_words_match_digits),         cmocka_unit_test(test_a_row_counts_once_per_word),
         cmocka_unit_test(test_numbers_trading_places_are_not_restated),
         cmocka_unit_test(test_numbers_in_words_are_their_values),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
