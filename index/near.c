@@ -398,7 +398,7 @@ static int listed_row(const near_ctx *c, size_t i)
 }
 
 /* The held-out rows' distinct shingles into the table; the slot of each shingle of a listed row, in
- * row order, into slots[0 .. listed). */
+ * row order, into slots[0 .. listed), and the listed rows of each slot counted in its `at`. */
 static la_status count_held(near_ctx *c, uint32_t *slots, size_t listed)
 {
     freq_table *f = &c->freq;
@@ -417,7 +417,10 @@ static la_status count_held(near_ctx *c, uint32_t *slots, size_t listed)
         for (size_t k = 0; k < n; k++) {
             if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&f->slot[freq_home(f, set[k + PROBE_AHEAD])]);
             size_t at = freq_insert(f, set[k], 1);
-            if (listed_i) slots[w++] = (uint32_t)at;
+            if (listed_i) {
+                slots[w++] = (uint32_t)at;
+                f->slot[at].at++; /* the slot's line is in the cache: the insert read it */
+            }
         }
     }
     return LA_OK;
@@ -440,7 +443,7 @@ static la_status fit_freq(freq_table *f, uint32_t *slots, size_t listed)
     for (size_t i = 0; i < cap; i++)
         if (f->slot[i].n) {
             rank[i] = (uint32_t)nk;
-            f->slot[nk++] = (freq_slot){f->slot[i].key, f->slot[i].n, 0};
+            f->slot[nk++] = (freq_slot){f->slot[i].key, f->slot[i].n, f->slot[i].at};
         }
     freq_slot *old = f->slot;
     f->slot = NULL;
@@ -448,6 +451,7 @@ static la_status fit_freq(freq_table *f, uint32_t *slots, size_t listed)
     for (size_t i = 0; st == LA_OK && i < nk; i++) {
         if (i + PROBE_AHEAD < nk) LA_PREFETCH_WRITE(&f->slot[freq_home(f, old[i + PROBE_AHEAD].key)]);
         moved[i] = (uint32_t)freq_insert(f, old[i].key, old[i].n);
+        f->slot[moved[i]].at = old[i].at;
     }
     for (size_t j = 0; st == LA_OK && j < listed; j++) slots[j] = moved[rank[slots[j]]];
     free(old);
@@ -457,11 +461,11 @@ static la_status fit_freq(freq_table *f, uint32_t *slots, size_t listed)
 }
 
 /* The listed rows of every shingle (in row order) into held_rows, each slot's list starting at its
- * `at`: the count, then the rows. slots[0 .. listed) as count_held left them. */
+ * `at`: the count, then the rows. slots[0 .. listed) and the counts in `at` as count_held left
+ * them. */
 static la_status list_held_rows(near_ctx *c, const uint32_t *slots, size_t listed)
 {
     freq_table *f = &c->freq;
-    for (size_t j = 0; j < listed; j++) f->slot[slots[j]].at++;
     size_t total = 1;
     for (size_t i = 0; i <= f->mask; i++)
         if (f->slot[i].at) total += 1 + (size_t)f->slot[i].at;
@@ -483,6 +487,8 @@ static la_status list_held_rows(near_ctx *c, const uint32_t *slots, size_t liste
     for (size_t i = c->n; i-- > 0;) {
         if (!listed_row(c, i)) continue;
         for (uint32_t q = 0; q < c->nsh[i]; q++) {
+            /* the slots are random lines of a table larger than the cache: start their misses early */
+            if (j > PROBE_AHEAD) LA_PREFETCH_WRITE(&f->slot[slots[j - 1 - PROBE_AHEAD]]);
             freq_slot *s = &f->slot[slots[--j]];
             f->held_rows[--s->at] = (uint32_t)i;
         }
