@@ -3,6 +3,8 @@
 #include "la_alloc.h"
 #include "la_sort.h"
 
+#include "keysort.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,26 @@ void la_exact_result_free(la_exact_result *res)
     memset(res, 0, sizeof *res);
 }
 
+/* order[0 .. m) by cmp_hash_part_id: by the hash's high half with the radix sort, which reads each
+ * row's hash once, in order (a comparison sort read two rows at random per comparison: 25 ms of
+ * 55 k rows), then each run of one high half, almost always a single row, by the whole order. */
+static la_status sort_by_hash(const la_row *rows, uint32_t *order, size_t m)
+{
+    la_key_row *e = la_malloc_n(m, sizeof *e);
+    if (!e) return la_error(LA_ENOMEM, "out of memory in the exact-copy join (%zu rows)", m);
+    for (size_t k = 0; k < m; k++) e[k] = (la_key_row){rows[order[k]].hash[1], order[k], 0};
+    la_status st = la_cpu_sort_key_rows(e, m);
+    for (size_t k = 0; st == LA_OK && k < m; k++) order[k] = e[k].row;
+    for (size_t g = 0; st == LA_OK && g < m;) {
+        size_t end = g + 1;
+        while (end < m && e[end].key == e[g].key) end++;
+        if (end - g > 1) la_sort(order + g, end - g, sizeof *order, cmp_hash_part_id, (void *)rows);
+        g = end;
+    }
+    free(e);
+    return st;
+}
+
 la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_exact_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -51,7 +73,12 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
         res->dup_of[i] = LA_NOT_DUP;
         if (rows[i].norm && rows[i].norm_len > 0) order[m++] = (uint32_t)i;
     }
-    la_sort(order, m, sizeof *order, cmp_hash_part_id, (void *)rows);
+    la_status sorted = sort_by_hash(rows, order, m);
+    if (sorted != LA_OK) {
+        free(order);
+        la_exact_result_free(res);
+        return sorted;
+    }
 
     size_t nconf_rows = 0;
     la_status st = LA_OK;
