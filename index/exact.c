@@ -35,8 +35,9 @@ void la_exact_result_free(la_exact_result *res)
 }
 
 /* order[0 .. m) by cmp_hash_part_id: by the hash's high half with the radix sort, which reads each
- * row's hash once, in order (a comparison sort read two rows at random per comparison: 25 ms of
- * 55 k rows), then each run of one high half, almost always a single row, by the whole order. */
+ * row's hash once, in order (a comparison sort read two rows at random per comparison: links_s 17
+ * against 8 ms at 55 k rows), then each run of one high half, almost always a single row, by the
+ * whole order. */
 static la_status sort_by_hash(const la_row *rows, uint32_t *order, size_t m)
 {
     la_key_row *e = la_malloc_n(m, sizeof *e);

@@ -996,8 +996,9 @@ static la_status df_build(grade_ctx *c, size_t nkeys)
         return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
     for (size_t k = 0; k < c->nlinked; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
-        for (size_t q = 0; q < c->sets[k].uni.n; q++) filter_add(t, c->sets[k].uni.v[q]);
-        for (size_t q = 0; q < c->sets[k].bi.n; q++) filter_add(t, c->sets[k].bi.v[q]);
+        const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
+        for (int j = 0; j < 2; j++)
+            for (size_t q = 0; q < kind[j]->n; q++) filter_add(t, kind[j]->v[q]);
     }
     double distinct = filter_distinct(t);
     size_t cap = 64;

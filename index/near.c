@@ -413,7 +413,7 @@ static la_status count_held(near_ctx *c, uint32_t *slots, size_t listed)
         LA_TRY(counted_set(c, i, &s->sh, &s->shcap, &set, &n));
         int listed_i = listed_row(c, i);
         if (listed_i && (n != c->nsh[i] || n > listed - w))
-            return la_error(LA_EINVAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
+            return la_error(LA_EINTERNAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
         for (size_t k = 0; k < n; k++) {
             if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&f->slot[freq_home(f, set[k + PROBE_AHEAD])]);
             size_t at = freq_insert(f, set[k], 1);
@@ -511,7 +511,7 @@ static la_status build_freq(near_ctx *c)
     /* at most 80 % full even if every shingle were distinct; most repeat across rows */
     size_t cap = 16;
     while (cap < most + most / 4) cap <<= 1;
-    if (cap > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingles: at most 2^31", most);
+    if (cap > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingles: more than a table of 2^31 slots holds", most);
     uint32_t *slots = la_malloc_n(listed, sizeof *slots);
     if (!slots) return la_error(LA_ENOMEM, "near: out of memory for %zu held-out shingle entries", listed);
     la_status st = freq_alloc(f, cap);
@@ -1196,9 +1196,9 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
  * sample in s->smp). The unfused path finds the same pairs the other way round: each held-out row
  * looks its shingles up in a table of the other side's samples; here each sample finds the held-out
  * rows listed under its shingle in the frequency table (freq_slot.at), which stays the size of the
- * held-out side however large the other. The conditions
- * are the same: a held-out row of at least containment_min_shingles shingles and no fewer than y's,
- * holding need[nsamp[y]] of the sample. Returns 0 when out of memory. */
+ * held-out side however large the other. The conditions are the same: a held-out row of at least
+ * containment_min_shingles shingles and no fewer than y's, holding need[nsamp[y]] of the sample.
+ * Returns 0 when out of memory. */
 static int probe_held_sets(near_ctx *c, scratch *s, uint32_t y)
 {
     uint32_t ns = c->nsamp[y], ny = c->nsh[y];
