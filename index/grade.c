@@ -204,7 +204,7 @@ typedef struct number_slot {
 static number_slot k_number_slots[NUMBER_SLOTS];
 /* bit i: slot i holds a number word; most words' home slot is empty, and this one cache line says so
  * without a load from the 20 KB of slots */
-static uint64_t k_number_homes[NUMBER_SLOTS / 64];
+static uint64_t k_number_taken[NUMBER_SLOTS / 64];
 static pthread_once_t number_once = PTHREAD_ONCE_INIT;
 
 static size_t number_home(uint64_t h) { return (size_t)(h >> 55) & (NUMBER_SLOTS - 1); }
@@ -217,7 +217,7 @@ static void number_table_init(void)
         size_t i = number_home(h);
         while (k_number_slots[i].word) i = (i + 1) & (NUMBER_SLOTS - 1);
         k_number_slots[i] = (number_slot){h, la_hash_bytes((const unsigned char *)d, strlen(d)), strtoull(d, NULL, 10), w, strlen(w)};
-        k_number_homes[i / 64] |= 1ull << (i % 64);
+        k_number_taken[i / 64] |= 1ull << (i % 64);
     }
 }
 
@@ -225,7 +225,7 @@ static void number_table_init(void)
 static const number_slot *number_word_hashed(const char *s, size_t n, uint64_t h)
 {
     size_t home = number_home(h);
-    if (n < 3 || n > 9 || !(k_number_homes[home / 64] >> (home % 64) & 1)) return NULL;
+    if (n < 3 || n > 9 || !(k_number_taken[home / 64] >> (home % 64) & 1)) return NULL;
     for (size_t i = home; k_number_slots[i].word; i = (i + 1) & (NUMBER_SLOTS - 1))
         if (k_number_slots[i].word == h && k_number_slots[i].len == n && !memcmp(k_number_slots[i].text, s, n))
             return &k_number_slots[i];

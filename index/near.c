@@ -1199,7 +1199,7 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
  * held-out side however large the other. The conditions are the same: a held-out row of at least
  * containment_min_shingles shingles and no fewer than y's, holding need[nsamp[y]] of the sample.
  * Returns 0 when out of memory. */
-static int probe_held_sets(near_ctx *c, scratch *s, uint32_t y)
+static int probe_held_lists(near_ctx *c, scratch *s, uint32_t y)
 {
     uint32_t ns = c->nsamp[y], ny = c->nsh[y];
     if (!ns) return 1;
@@ -1239,7 +1239,7 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
         const uint64_t *sh = have ? distinct_set(c, i, &s->sh, &s->shcap, &n) : NULL;
         if (have && !sh) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
         if (have) sample_set(c, i, sh, n, s->smp);
-        if (!probe_row(c, s, (uint32_t)i, sh, n) || (have && !probe_held_sets(c, s, (uint32_t)i)))
+        if (!probe_row(c, s, (uint32_t)i, sh, n) || (have && !probe_held_lists(c, s, (uint32_t)i)))
             return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
     }
     phase_adds(c, done);
