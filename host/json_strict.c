@@ -1,4 +1,4 @@
-/* json_strict.c - RFC 8259 checks on raw JSON text and literal values by path (see json_strict.h). */
+/* json_strict.c - RFC 8259 checks on raw JSON text (see json_strict.h). */
 #include "json_strict.h"
 
 #include <stdint.h>
@@ -18,6 +18,7 @@ typedef struct checker {
     size_t used;
     span *keys;  /* keys of the objects being read, innermost last */
     size_t nkeys, capkeys;
+    span small_keys[32]; /* keys until there are more */
     int oom;
 } checker;
 
@@ -169,12 +170,13 @@ static int object(checker *c, int depth)
     for (;;) {
         ws(c);
         if (c->nkeys == c->capkeys) {
-            size_t cap = c->capkeys ? c->capkeys * 2 : 32;
-            span *v = realloc(c->keys, cap * sizeof *v);
+            size_t cap = c->capkeys * 2;
+            span *v = c->keys == c->small_keys ? malloc(cap * sizeof *v) : realloc(c->keys, cap * sizeof *v);
             if (!v) {
                 c->oom = 1;
                 return fail(c, c->p, "out of memory");
             }
+            if (c->keys == c->small_keys) memcpy(v, c->small_keys, sizeof c->small_keys);
             c->keys = v;
             c->capkeys = cap;
         }
@@ -231,9 +233,10 @@ static int array(checker *c, int depth)
 
 static int value(checker *c, int depth)
 {
-    if (depth > LA_JSON_MAX_DEPTH) return fail(c, c->p, "nested too deeply");
     ws(c);
     if (c->p >= c->end) return fail(c, c->p, "expected a value");
+    /* json-c's limit: LA_JSON_MAX_DEPTH - 1 objects and arrays, one inside the next */
+    if ((*c->p == '{' || *c->p == '[') && depth >= LA_JSON_MAX_DEPTH - 1) return fail(c, c->p, "nested too deeply");
     size_t left = (size_t)(c->end - c->p);
     switch (*c->p) {
     case '{': return object(c, depth);
@@ -272,7 +275,10 @@ int la_json_strict_check(const char *s, size_t n, size_t *at, const char **why)
     if (!s) s = ""; /* an empty buffer may have no storage */
     c.s = c.p = s;
     c.end = s + n;
-    c.arena = malloc(n + 1);
+    c.keys = c.small_keys;
+    c.capkeys = sizeof c.small_keys / sizeof *c.small_keys;
+    char small[2048]; /* decoded keys are never longer than the line */
+    c.arena = n < sizeof small ? small : malloc(n + 1);
     int ok = 0;
     if (!c.arena) {
         *at = 0;
@@ -288,117 +294,7 @@ int la_json_strict_check(const char *s, size_t n, size_t *at, const char **why)
         *at = (size_t)(c.at - s);
         *why = c.why;
     }
-    free(c.arena);
-    free(c.keys);
+    if (c.arena != small) free(c.arena);
+    if (c.keys != c.small_keys) free(c.keys);
     return c.oom ? -1 : ok;
-}
-
-/* ---- literal values by path, on text that passed the check ---- */
-
-static const char *skip_ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
-    return p;
-}
-
-/* The end of the value that starts at p (valid JSON assumed). */
-static const char *skip_value(const char *p, const char *end)
-{
-    if (p >= end) return end;
-    if (*p == '"') {
-        for (p++; p < end && *p != '"'; p++)
-            if (*p == '\\') p++;
-        return p < end ? p + 1 : end;
-    }
-    if (*p == '{' || *p == '[') {
-        int depth = 0;
-        for (; p < end; p++) {
-            if (*p == '"') {
-                p = skip_value(p, end) - 1;
-                continue;
-            }
-            if (*p == '{' || *p == '[') depth++;
-            else if ((*p == '}' || *p == ']') && --depth == 0) return p + 1;
-        }
-        return end;
-    }
-    while (p < end && !strchr(",]} \t\r\n", *p)) p++;
-    return p;
-}
-
-/* Does the raw key text k[0..kn) (without quotes) decode to name[0..nn)? Keys with escapes are
- * compared after decoding through the checker. */
-static int key_is(const char *k, size_t kn, const char *name, size_t nn)
-{
-    if (!memchr(k, '\\', kn)) return kn == nn && !memcmp(k, name, nn);
-    checker c;
-    memset(&c, 0, sizeof c);
-    char buf[512];
-    if (kn + 2 > sizeof buf) return 0;
-    buf[0] = '"';
-    memcpy(buf + 1, k, kn);
-    buf[kn + 1] = '"';
-    char dec[512];
-    c.s = c.p = buf;
-    c.end = buf + kn + 2;
-    c.arena = dec;
-    span out;
-    return string(&c, &out) && out.n == nn && !memcmp(out.p, name, nn);
-}
-
-/* The value of member name[0..nn) in the object or element of the array at p; NULL when absent. */
-static const char *member(const char *p, const char *end, const char *name, size_t nn)
-{
-    p = skip_ws(p, end);
-    if (p >= end) return NULL;
-    if (*p == '[') {
-        char *e;
-        char idx[24];
-        if (nn == 0 || nn >= sizeof idx) return NULL;
-        memcpy(idx, name, nn);
-        idx[nn] = '\0';
-        long k = strtol(idx, &e, 10);
-        if (*e || k < 0) return NULL;
-        p++;
-        for (long i = 0;; i++) {
-            p = skip_ws(p, end);
-            if (p >= end || *p == ']') return NULL;
-            if (i == k) return p;
-            p = skip_ws(skip_value(p, end), end);
-            if (p < end && *p == ',') p++;
-        }
-    }
-    if (*p != '{') return NULL;
-    p++;
-    for (;;) {
-        p = skip_ws(p, end);
-        if (p >= end || *p != '"') return NULL;
-        const char *k = p + 1, *ke = skip_value(p, end) - 1;
-        p = skip_ws(ke + 1, end);
-        if (p < end && *p == ':') p++;
-        p = skip_ws(p, end);
-        if (key_is(k, (size_t)(ke - k), name, nn)) return p;
-        p = skip_ws(skip_value(p, end), end);
-        if (p < end && *p == ',') p++;
-    }
-}
-
-int la_json_literal(const char *s, size_t n, const char *path, const char **lit, size_t *litn)
-{
-    const char *end = s + n;
-    const char *v = member(s, end, path, strlen(path));
-    if (!v && strchr(path, '.')) {
-        v = s;
-        for (const char *seg = path; v;) {
-            const char *dot = strchr(seg, '.');
-            size_t len = dot ? (size_t)(dot - seg) : strlen(seg);
-            v = member(v, end, seg, len);
-            if (!dot) break;
-            seg = dot + 1;
-        }
-    }
-    if (!v) return 0;
-    *lit = v;
-    *litn = (size_t)(skip_value(v, end) - v);
-    return 1;
 }

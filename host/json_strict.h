@@ -1,10 +1,10 @@
 /*
  * json_strict.h - the RFC 8259 rules json-c does not enforce, checked on the raw text of one JSONL
- * line, and the literal text of a value. json-c (even with JSON_TOKENER_STRICT) accepts single
+ * line. json-c (even with JSON_TOKENER_STRICT) accepts single
  * quotes, NaN and Infinity, raw control characters in strings, "1." and duplicate keys (the last
  * wins), and turns integers beyond 64 bits into one saturated value; rows like that would be copied
  * into manifests that standard JSON readers reject, or would merge different ids into one.
- * Not for: building values (json-c does that once the text has passed).
+ * Not for: reading values (json_view.h reads them from text that passed).
  */
 #ifndef LA_JSON_STRICT_H
 #define LA_JSON_STRICT_H
@@ -14,17 +14,13 @@
 #define LA_JSON_MAX_DEPTH 32
 
 /* Check that s[0..n) is exactly one JSON value (surrounding white space allowed) under RFC 8259,
- * with no key twice in one object and at most LA_JSON_MAX_DEPTH levels of nesting. Returns 1 when
- * it is; else 0 with the byte offset of the problem in *at and a static description in *why. */
+ * with no key twice in one object and at most LA_JSON_MAX_DEPTH - 1 objects and arrays one inside
+ * the next (json-c's limit). Returns 1 when it is; else 0 with the byte offset of the problem in
+ * *at and a static description in *why; -1 when out of memory. */
 int la_json_strict_check(const char *s, size_t n, size_t *at /* OUT */, const char **why /* OUT */);
 
 /* The length of the JSON number (RFC 8259 grammar) that is all of s[0..n), or 0 when s is not one.
  * "0x1", "1.", ".5", "+1", "01", "NaN", "inf" and surrounding blanks are not numbers. */
 size_t la_json_number_len(const char *s, size_t n);
-
-/* The literal text of the value at `path` in the valid JSON object s[0..n): the key `path` itself,
- * else the dotted path through objects and array indices (as the loader resolves fields). Sets
- * *lit and *litn (pointing into s) and returns 1 when found, else returns 0. */
-int la_json_literal(const char *s, size_t n, const char *path, const char **lit /* OUT */, size_t *litn /* OUT */);
 
 #endif /* LA_JSON_STRICT_H */

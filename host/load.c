@@ -5,6 +5,7 @@
 #include "arrow.h"
 #include "input.h"
 #include "json_strict.h"
+#include "json_view.h"
 #include "normalize.h"
 #include "la_arena.h"
 #include "semantic.h"
@@ -92,60 +93,41 @@ static long utf8_invalid_at(const char *s, size_t n)
     return -1;
 }
 
-/* Resolve a dotted path: a literal key first, then "a.b.0.c" through objects and arrays. */
-static json_object *get_path(json_object *o, const char *path)
-{
-    json_object *v;
-    if (json_object_object_get_ex(o, path, &v)) return v;
-    if (!strchr(path, '.')) return NULL;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", path);
-    json_object *cur = o;
-    char *save = NULL; /* strtok_r: records are checked on several threads at once */
-    for (char *seg = strtok_r(buf, ".", &save); seg && cur; seg = strtok_r(NULL, ".", &save)) {
-        if (json_object_is_type(cur, json_type_object)) {
-            if (!json_object_object_get_ex(cur, seg, &cur)) return NULL;
-        } else if (json_object_is_type(cur, json_type_array)) {
-            char *end;
-            long k = strtol(seg, &end, 10);
-            if (*end || k < 0 || (size_t)k >= json_object_array_length(cur)) return NULL;
-            cur = json_object_array_get_idx(cur, (size_t)k);
-        } else {
-            return NULL;
-        }
-    }
-    return cur;
-}
-
 /* "; the record has keys a, b, c" (of the deepest object the dotted path reaches) into out, or ""
  * when it has none: what a person picks the right --*-field from. */
-static const char *keys_hint(json_object *rec, const char *path, char out[300])
+static const char *keys_hint(const la_jrec *rec, const char *path, char out[300])
 {
-    json_object *cur = rec;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", path);
+    la_jval cur = la_jrec_value(rec);
     const char *where = "the record";
-    char *save = NULL;
     /* follow the path as far as it goes through objects */
-    if (strchr(path, '.') && !json_object_object_get_ex(rec, path, NULL))
-        for (char *seg = strtok_r(buf, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
-            json_object *next;
-            if (!json_object_is_type(cur, json_type_object) || !json_object_object_get_ex(cur, seg, &next) ||
-                !json_object_is_type(next, json_type_object))
-                break;
-            cur = next;
-            where = "the object on the way";
+    if (strchr(path, '.') && !la_jrec_member(rec, path).p)
+        for (const char *seg = path; *seg;) {
+            const char *dot = strchr(seg, '.');
+            size_t sl = dot ? (size_t)(dot - seg) : strlen(seg);
+            if (sl) {
+                la_jval next = la_jval_member(cur, seg, sl);
+                if (!next.p || la_jval_type(next) != LA_JOBJECT) break;
+                cur = next;
+                where = "the object on the way";
+            }
+            if (!dot) break;
+            seg = dot + 1;
         }
     out[0] = '\0';
-    if (!json_object_is_type(cur, json_type_object) || json_object_object_length(cur) == 0) return out;
-    size_t w = (size_t)snprintf(out, 300, "; %s has keys ", where), k = 0;
-    json_object_object_foreach(cur, key, val) {
-        (void)val;
-        if (w + strlen(key) + 8 >= 300 || k == 12) {
-            snprintf(out + w, 300 - w, ", ...");
-            break;
-        }
-        w += (size_t)snprintf(out + w, 300 - w, "%s%s", k++ ? ", " : "", key);
+    const char *at = NULL, *k;
+    size_t kn, w = 0, count = 0;
+    la_jval v;
+    while (la_jval_next(cur, &at, &v, &k, &kn)) {
+        if (!count) w = (size_t)snprintf(out, 300, "; %s has keys ", where);
+        char small[512];
+        char *key = kn < sizeof small ? small : malloc(kn + 1);
+        if (!key) break;
+        key[la_jkey_decode(k, kn, key)] = '\0';
+        int full = w + strlen(key) + 8 >= 300 || count == 12;
+        if (full) snprintf(out + w, 300 - w, ", ...");
+        else w += (size_t)snprintf(out + w, 300 - w, "%s%s", count++ ? ", " : "", key);
+        if (key != small) free(key);
+        if (full) break;
     }
     return out;
 }
@@ -182,6 +164,8 @@ typedef struct checked {
     int vec_reason;       /* the last reason is about the embedding's numbers */
     char **reasons;
     size_t nreasons, capreasons;
+    char *decoded[LA_MAX_TEXT_FIELDS + 8]; /* string values with escapes, decoded (str_of) */
+    size_t ndecoded;
     la_status st;         /* allocation failures */
 } checked;
 
@@ -240,22 +224,44 @@ static const char *shown(const char *s, size_t n, char out[200])
     return out;
 }
 
-static const char *type_name(json_object *v)
+static const char *type_name(la_jval v)
 {
-    switch (json_object_get_type(v)) {
-    case json_type_null: return "null";
-    case json_type_boolean: return "a boolean";
-    case json_type_double:
-    case json_type_int: return "a number";
-    case json_type_object: return "an object";
-    case json_type_array: return "an array";
-    case json_type_string: return "a string";
+    switch (la_jval_type(v)) {
+    case LA_JNULL: return "null";
+    case LA_JBOOL: return "a boolean";
+    case LA_JNUMBER: return "a number";
+    case LA_JOBJECT: return "an object";
+    case LA_JARRAY: return "an array";
+    case LA_JSTRING: return "a string";
     }
     return "an unknown value";
 }
 
+/* A string value's bytes: in the line itself when it has no escapes (followed there by its closing
+ * quote, not a NUL), else decoded into a NUL-terminated buffer the record owns. Returns 0 when out
+ * of memory (c->st says so). */
+static int str_of(checked *c, la_jval v, const char **out, size_t *n)
+{
+    const char *plain = la_jval_plain(v, n);
+    if (plain) {
+        *out = plain;
+        return 1;
+    }
+    char *d = c->ndecoded < sizeof c->decoded / sizeof *c->decoded ? malloc(v.n + 1) : NULL;
+    if (!d) {
+        c->st = LA_ENOMEM;
+        return 0;
+    }
+    *n = la_jval_string(v, d);
+    d[*n] = '\0';
+    c->decoded[c->ndecoded++] = d;
+    *out = d;
+    return 1;
+}
+
 /* A string value the table keeps: valid UTF-8 and no NUL (C strings would end there, so "a\u0000b"
- * and "a" would be one id). */
+ * and "a" would be one id). In a line of valid UTF-8 (c->bad_utf8 < 0) every string is: its bytes
+ * are the line's between ASCII quotes and escapes, and escapes decode to valid UTF-8. */
 static int check_utf8(checked *c, const char *field, const char *s, size_t n)
 {
     const char *nul = memchr(s, '\0', n);
@@ -263,6 +269,7 @@ static int check_utf8(checked *c, const char *field, const char *s, size_t n)
         reason(c, field, "contains U+0000 (NUL) at offset %ld of the value; expected text without it", (long)(nul - s));
         return 0;
     }
+    if (c->bad_utf8 < 0) return 1;
     long at = utf8_invalid_at(s, n);
     if (at < 0) return 1;
     reason(c, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value)", (unsigned char)s[at], at);
@@ -272,33 +279,32 @@ static int check_utf8(checked *c, const char *field, const char *s, size_t n)
 /* An optional scalar as text: string, integer (family) or also number/bool (label). Empty = absent.
  * A number is its literal text in the line (json-c would make every integer beyond 64 bits one
  * value), copied into lit. */
-static const char *opt_text(checked *c, json_object *rec, const char *raw, size_t rawlen, const char *field,
-                            int allow_number, int allow_bool, const char *expect, char lit[LA_LITERAL_MAX + 1])
+static const char *opt_text(checked *c, const la_jrec *rec, const char *field, int allow_number, int allow_bool,
+                            const char *expect, char lit[LA_LITERAL_MAX + 1], size_t *len /* OUT */)
 {
-    json_object *v = get_path(rec, field);
-    if (!v || json_object_is_type(v, json_type_null)) return NULL;
-    json_type ty = json_object_get_type(v);
-    if (allow_number && (ty == json_type_int || ty == json_type_double)) {
-        const char *l;
-        size_t ln;
-        if (!la_json_literal(raw, rawlen, field, &l, &ln) || la_json_number_len(l, ln) != ln) {
-            reason(c, field, "expected %s, got a number whose text cannot be found", expect);
-            return NULL;
-        }
-        if (ln > LA_LITERAL_MAX) {
-            reason(c, field, "a number of %zu characters; expected at most %d (give long ids as strings)", ln,
+    la_jval v = la_jrec_get(rec, field);
+    la_jtype ty = la_jval_type(v);
+    if (!v.p || ty == LA_JNULL) return NULL;
+    if (allow_number && ty == LA_JNUMBER) {
+        if (v.n > LA_LITERAL_MAX) {
+            reason(c, field, "a number of %zu characters; expected at most %d (give long ids as strings)", v.n,
                    LA_LITERAL_MAX);
             return NULL;
         }
-        memcpy(lit, l, ln);
-        lit[ln] = '\0';
+        memcpy(lit, v.p, v.n);
+        lit[v.n] = '\0';
+        *len = v.n;
         return lit;
     }
-    if (ty == json_type_string || (allow_bool && ty == json_type_boolean)) {
-        const char *s = json_object_get_string(v);
-        size_t n = ty == json_type_string ? (size_t)json_object_get_string_len(v) : strlen(s);
-        if (n == 0) return NULL;
-        if (!check_utf8(c, field, s, n)) return NULL;
+    if (allow_bool && ty == LA_JBOOL) {
+        *len = v.n; /* "true" or "false" */
+        return v.p;
+    }
+    if (ty == LA_JSTRING) {
+        const char *s;
+        size_t n;
+        if (!str_of(c, v, &s, &n) || n == 0 || !check_utf8(c, field, s, n)) return NULL;
+        *len = n;
         return s;
     }
     reason(c, field, "expected %s, got %s", expect, type_name(v));
@@ -338,38 +344,43 @@ static la_status push_reject(pending *p, checked *c, uint32_t part)
 
 /* The id field: NULL with a reason when it is missing or not a non-empty string of valid UTF-8,
  * and NULL without one when the file's ids are generated (BASENAME:LINE, made on commit). */
-static const char *read_id(const pending *p, checked *c, json_object *rec)
+static const char *read_id(const pending *p, checked *c, const la_jrec *rec, size_t *len /* OUT */)
 {
     const char *field = p->L->opts.id_field;
     if (p->ids_generated) return NULL;
-    json_object *v = get_path(rec, field);
-    if (!v) reason(c, field, "missing; expected a non-empty string");
-    else if (!json_object_is_type(v, json_type_string)) reason(c, field, "expected a non-empty string, got %s", type_name(v));
-    else if (json_object_get_string_len(v) == 0) reason(c, field, "empty; expected a non-empty string");
-    else if (check_utf8(c, field, json_object_get_string(v), (size_t)json_object_get_string_len(v)))
-        return json_object_get_string(v);
+    la_jval v = la_jrec_get(rec, field);
+    const char *s;
+    if (!v.p) reason(c, field, "missing; expected a non-empty string");
+    else if (la_jval_type(v) != LA_JSTRING) reason(c, field, "expected a non-empty string, got %s", type_name(v));
+    else if (v.n == 2) reason(c, field, "empty; expected a non-empty string");
+    else if (str_of(c, v, &s, len) && check_utf8(c, field, s, *len)) return s;
     return NULL;
 }
 
 /* The partition from the split field, when the file has none of its own: c->known_part, or a
  * reason when the field is missing or names an undeclared partition. */
-static void read_part(const pending *p, checked *c, json_object *rec)
+static void read_part(const pending *p, checked *c, const la_jrec *rec)
 {
     const la_load_opts *o = &p->L->opts;
-    json_object *sv = get_path(rec, o->split_field);
-    if (!sv) {
+    la_jval sv = la_jrec_get(rec, o->split_field);
+    if (!sv.p) {
         char keys[300];
         reason(c, o->split_field, "missing; expected a partition name%s (choose with --split-field F, or give the "
                "file with --part NAME=FILE)", keys_hint(rec, o->split_field, keys));
         return;
     }
-    if (!json_object_is_type(sv, json_type_string) || json_object_get_string_len(sv) == 0) {
+    const char *name;
+    size_t n;
+    if (la_jval_type(sv) != LA_JSTRING || sv.n == 2) {
         reason(c, o->split_field, "expected a partition name, got %s", type_name(sv));
         return;
     }
-    const char *name = json_object_get_string(sv);
+    if (!str_of(c, sv, &name, &n)) return;
+    /* the name as a C string, as partitions are named: up to a NUL */
+    const char *nul = memchr(name, '\0', n);
+    size_t cn = nul ? (size_t)(nul - name) : n;
     for (size_t k = 0; k < o->nknown; k++)
-        if (!strcmp(o->known_parts[k], name)) {
+        if (strlen(o->known_parts[k]) == cn && !memcmp(o->known_parts[k], name, cn)) {
             c->known_part = (int)k;
             return;
         }
@@ -378,28 +389,26 @@ static void read_part(const pending *p, checked *c, json_object *rec)
         strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
         strncat(list, o->known_parts[k], sizeof list - strlen(list) - 1);
     }
-    reason(c, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)",
-           shown(name, (size_t)json_object_get_string_len(sv), sh), list);
+    reason(c, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)", shown(name, n, sh), list);
 }
 
 /* The text fields that are strings of valid UTF-8, into texts/lens; returns how many. */
-static size_t read_texts(const pending *p, checked *c, json_object *rec, const char **texts, size_t *lens)
+static size_t read_texts(const pending *p, checked *c, const la_jrec *rec, const char **texts, size_t *lens)
 {
     const la_load_opts *o = &p->L->opts;
     size_t ntextok = 0;
     for (size_t k = 0; k < o->ntext; k++) {
-        json_object *tv = get_path(rec, o->text_fields[k]);
-        if (!tv) {
+        la_jval tv = la_jrec_get(rec, o->text_fields[k]);
+        if (!tv.p) {
             char keys[300];
             if (o->require_text)
                 reason(c, o->text_fields[k], "missing; expected a string%s (choose with --text-field F, or for one "
                        "partition --text-field PART=F)", keys_hint(rec, o->text_fields[k], keys));
-        } else if (!json_object_is_type(tv, json_type_string)) {
+        } else if (la_jval_type(tv) != LA_JSTRING) {
             reason(c, o->text_fields[k], "expected a string, got %s", type_name(tv));
-        } else if (check_utf8(c, o->text_fields[k], json_object_get_string(tv),
-                              (size_t)json_object_get_string_len(tv))) {
-            texts[ntextok] = json_object_get_string(tv);
-            lens[ntextok++] = (size_t)json_object_get_string_len(tv);
+        } else if (str_of(c, tv, &texts[ntextok], &lens[ntextok]) &&
+                   check_utf8(c, o->text_fields[k], texts[ntextok], lens[ntextok])) {
+            ntextok++;
         }
     }
 
@@ -407,16 +416,17 @@ static size_t read_texts(const pending *p, checked *c, json_object *rec, const c
 }
 
 /* The date, into c->row.date; a reason when it is not a calendar date, or missing where required. */
-static void read_date(const pending *p, checked *c, json_object *rec)
+static void read_date(const pending *p, checked *c, const la_jrec *rec)
 {
     const la_load_opts *o = &p->L->opts;
-    json_object *dv = get_path(rec, o->date_field);
-    if (dv && !json_object_is_type(dv, json_type_null)) {
-        if (!json_object_is_type(dv, json_type_string)) {
+    la_jval dv = la_jrec_get(rec, o->date_field);
+    int given = dv.p && la_jval_type(dv) == LA_JSTRING && dv.n > 2;
+    if (dv.p && la_jval_type(dv) != LA_JNULL) {
+        const char *ds;
+        size_t dn;
+        if (la_jval_type(dv) != LA_JSTRING) {
             reason(c, o->date_field, "expected a date string YYYY-MM-DD, got %s", type_name(dv));
-        } else if (json_object_get_string_len(dv) > 0) {
-            const char *ds = json_object_get_string(dv);
-            size_t dn = (size_t)json_object_get_string_len(dv);
+        } else if (given && str_of(c, dv, &ds, &dn)) {
             char sh[200];
             int32_t day;
             if (la_date_parse(ds, dn, o->allow_timestamp, &c->row.date) != LA_OK)
@@ -428,9 +438,7 @@ static void read_date(const pending *p, checked *c, json_object *rec)
         }
     }
 
-    if (o->require_date && c->row.date == LA_NO_DATE && !(dv && json_object_is_type(dv, json_type_string) &&
-                                                       json_object_get_string_len(dv) > 0))
-    {
+    if (o->require_date && c->row.date == LA_NO_DATE && !given) {
         char keys[300];
         reason(c, o->date_field, "missing; expected a date YYYY-MM-DD (the split rule needs a date on every row)%s; "
                "choose with --date-field F", keys_hint(rec, o->date_field, keys));
@@ -440,42 +448,42 @@ static void read_date(const pending *p, checked *c, json_object *rec)
 
 /* The score, into c->row.score: one rule for numbers and strings (CSV cells): a JSON number in
  * [0, 1]; true/false are 1/0; an empty string (an empty CSV cell) is no score. */
-static void read_score(const pending *p, checked *c, json_object *rec)
+static void read_score(const pending *p, checked *c, const la_jrec *rec)
 {
     const la_load_opts *o = &p->L->opts;
-    json_object *sv = get_path(rec, o->score_field);
-    if (sv && !json_object_is_type(sv, json_type_null) &&
-        !(json_object_is_type(sv, json_type_string) && json_object_get_string_len(sv) == 0)) {
-        double x = NAN;
-        json_type ty = json_object_get_type(sv);
-        if (ty == json_type_int || ty == json_type_double) x = json_object_get_double(sv);
-        else if (ty == json_type_boolean) x = json_object_get_boolean(sv) ? 1.0 : 0.0;
-        else if (ty == json_type_string) {
-            const char *ss = json_object_get_string(sv);
-            size_t sn = (size_t)json_object_get_string_len(sv);
-            if (la_json_number_len(ss, sn) == sn) x = strtod(ss, NULL);
-        }
-        if (x >= 0.0 && x <= 1.0) {
-            c->row.score = x;
-        } else if (ty == json_type_string) {
-            char sh[200];
-            reason(c, o->score_field, "expected a number in [0, 1], got '%s'",
-                   shown(json_object_get_string(sv), (size_t)json_object_get_string_len(sv), sh));
-        } else {
-            reason(c, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
-        }
+    la_jval sv = la_jrec_get(rec, o->score_field);
+    la_jtype ty = la_jval_type(sv);
+    if (!sv.p || ty == LA_JNULL || (ty == LA_JSTRING && sv.n == 2)) return;
+    double x = NAN;
+    const char *ss = NULL;
+    size_t sn = 0;
+    if (ty == LA_JNUMBER || ty == LA_JBOOL) x = la_jval_number(sv);
+    else if (ty == LA_JSTRING) {
+        if (!str_of(c, sv, &ss, &sn)) return;
+        /* followed by its closing quote or a NUL: strtod stops there */
+        if (la_json_number_len(ss, sn) == sn) x = strtod(ss, NULL);
     }
-
+    if (x >= 0.0 && x <= 1.0) {
+        c->row.score = x;
+    } else if (ty == LA_JSTRING) {
+        char sh[200];
+        reason(c, o->score_field, "expected a number in [0, 1], got '%s'", shown(ss, sn, sh));
+    } else {
+        reason(c, o->score_field, "expected a number in [0, 1], got %s", type_name(sv));
+    }
 }
 
 /* The embedding vector (--embedding-field), checked and normalized, into c->vec (malloc'ed), or a
  * reason. Its length against the first row's is settled on commit (settle_embedding). */
-static void read_embedding(const pending *p, checked *c, json_object *rec)
+static void read_embedding(const pending *p, checked *c, const la_jrec *rec)
 {
     const char *field = p->L->opts.embedding_field;
-    json_object *ev = get_path(rec, field);
-    size_t dim = ev && json_object_is_type(ev, json_type_array) ? json_object_array_length(ev) : 0;
-    if (!ev) {
+    la_jval ev = la_jrec_get(rec, field), x;
+    size_t dim = 0;
+    const char *at = NULL;
+    if (la_jval_type(ev) == LA_JARRAY)
+        while (la_jval_next(ev, &at, &x, NULL, NULL)) dim++;
+    if (!ev.p) {
         reason(c, field, "missing; expected an array of numbers (--embedding-field)");
         return;
     }
@@ -489,15 +497,15 @@ static void read_embedding(const pending *p, checked *c, json_object *rec)
         c->st = LA_ENOMEM;
         return;
     }
-    for (size_t k = 0; k < dim; k++) {
-        json_object *x = json_object_array_get_idx(ev, k);
-        if (!x || !(json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
-            reason(c, field, "element %zu: expected a number, got %s", k, x ? type_name(x) : "null");
+    at = NULL;
+    for (size_t k = 0; k < dim && la_jval_next(ev, &at, &x, NULL, NULL); k++) {
+        if (la_jval_type(x) != LA_JNUMBER) {
+            reason(c, field, "element %zu: expected a number, got %s", k, type_name(x));
             c->vec_reason = 1;
             free(vec);
             return;
         }
-        vec[k] = (float)json_object_get_double(x);
+        vec[k] = (float)la_jval_number(x);
     }
     char where[300];
     snprintf(where, sizeof where, "%s", field);
@@ -579,8 +587,8 @@ static void keep_texts(checked *c, la_arena *a, const char *const *texts, const 
 /* Check a record's fields (rec NULL: it did not parse, for parse_error) into c, copying what the
  * table will keep into arena: everything of a record with no problem so far, only its id and raw
  * line otherwise. Reads nothing but the loader's options, so any thread may run it. */
-static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena, checked *c, json_object *rec,
-                         const char *raw, size_t rawlen, uint32_t line, const char *parse_error)
+static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena, checked *c, const char *raw,
+                         size_t rawlen, uint32_t line, const char *parse_error)
 {
     const la_load_opts *o = &p->L->opts;
     memset(c, 0, sizeof *c);
@@ -591,29 +599,34 @@ static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena,
     c->rawlen = rawlen;
     c->known_part = -1;
     c->bad_utf8 = -1;
-    if (!rec) {
+    if (parse_error) {
         reason(c, "record", "%s", parse_error);
         keep(c, raw_arena, raw, rawlen, &c->row.raw);
         return;
     }
     c->parsed = 1;
-    const char *id = read_id(p, c, rec);
+    c->bad_utf8 = utf8_invalid_at(raw, rawlen);
+    la_jrec rec_;
+    const la_jrec *rec = &rec_;
+    la_jrec_open(&rec_, raw, rawlen);
+    size_t idlen = 0, familylen = 0, labellen = 0;
+    const char *id = read_id(p, c, rec, &idlen);
     if (!p->part) read_part(p, c, rec);
     const char *texts[LA_MAX_TEXT_FIELDS];
     size_t lens[LA_MAX_TEXT_FIELDS];
     size_t ntextok = read_texts(p, c, rec, texts, lens);
     char family_lit[LA_LITERAL_MAX + 1], label_lit[LA_LITERAL_MAX + 1];
-    const char *family = opt_text(c, rec, raw, rawlen, o->family_field, 1, 0, "a string or an integer", family_lit);
+    const char *family = opt_text(c, rec, o->family_field, 1, 0, "a string or an integer", family_lit, &familylen);
     size_t label_reasons = c->nreasons;
-    const char *label = opt_text(c, rec, raw, rawlen, o->label_field, 1, 1, "a string, number or boolean", label_lit);
+    const char *label =
+        opt_text(c, rec, o->label_field, 1, 1, "a string, number or boolean", label_lit, &labellen);
     if (o->require_label && !label && c->nreasons == label_reasons)
         reason(c, o->label_field, "missing or empty; expected a class label (the three-set split needs one on every row)");
     read_date(p, c, rec);
     read_score(p, c, rec);
     if (o->embedding_field) read_embedding(p, c, rec);
-    c->bad_utf8 = utf8_invalid_at(raw, rawlen);
 
-    if (id) keep(c, arena, id, strlen(id), &c->row.id);
+    if (id) keep(c, arena, id, idlen, &c->row.id);
     keep(c, raw_arena, raw, rawlen, &c->row.raw);
     if (c->nreasons || c->bad_utf8 >= 0) return; /* a reject whatever comes before it */
     if (p->by_place && rawlen <= UINT32_MAX) {
@@ -622,8 +635,8 @@ static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena,
         c->place = (la_raw_place){p->origin.off + (uint64_t)(raw - p->origin.buf), (uint32_t)rawlen, (uint32_t)h[0]};
     }
     if (ntextok) keep_texts(c, arena, texts, lens, ntextok);
-    if (family) keep(c, arena, family, strlen(family), &c->row.family);
-    if (label) keep(c, arena, label, strlen(label), &c->row.label);
+    if (family) keep(c, arena, family, familylen, &c->row.family);
+    if (label) keep(c, arena, label, labellen, &c->row.label);
 }
 
 static void release_checked(checked *c)
@@ -631,6 +644,7 @@ static void release_checked(checked *c)
     for (size_t k = 0; k < c->nreasons; k++) free(c->reasons[k]);
     free(c->reasons);
     free(c->vec);
+    for (size_t k = 0; k < c->ndecoded; k++) free(c->decoded[k]);
 }
 
 /* Once the rows' strings (the table's and this input's not yet adopted) pass opts.spill_from, the
@@ -707,7 +721,8 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
 {
     pending *p = ctx;
     checked c;
-    check_record(p, &p->arena, &p->arena, &c, rec, raw, rawlen, line, parse_error);
+    (void)rec; /* its line holds it: check_record reads that */
+    check_record(p, &p->arena, &p->arena, &c, raw, rawlen, line, parse_error);
     la_status st = commit_record(p, &c, line);
     release_checked(&c);
     return st;
@@ -733,7 +748,8 @@ static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, 
      * held until the chunk is committed (by_place): a chunk's strings fit one block */
     if (!k->arena.block) la_table_arena(p->L->table, &k->arena, (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096);
     if (!k->lines.block) k->lines.block = (size_t)LA_JSONL_CHUNK_BYTES + 4096;
-    check_record(p, &k->arena, p->by_place ? &k->lines : &k->arena, &k->recs[k->n++], rec, raw, rawlen, line,
+    (void)rec; /* NULL: the pipe reads records from their lines (raw_records) */
+    check_record(p, &k->arena, p->by_place ? &k->lines : &k->arena, &k->recs[k->n++], raw, rawlen, line,
                  parse_error);
     return LA_OK;
 }
@@ -756,7 +772,7 @@ static void release_chunk(void *ctx, void *chunk)
 }
 
 static const la_record_pipe checked_pipe = {prepare_chunk_record, commit_chunk_record, release_chunk,
-                                            sizeof(checked_chunk), NULL, NULL, NULL};
+                                            sizeof(checked_chunk), NULL, NULL, NULL, 1};
 
 /* First pass: does any record carry the id field? It stops at the first one that does (have_id
  * ends la_records_each_until), so only a file without ids is read twice to the end. */
@@ -764,7 +780,11 @@ static la_status probe_id(void *ctx, json_object *rec, const char *raw, size_t r
                           const char *parse_error)
 {
     pending *p = ctx;
-    if (rec && get_path(rec, p->L->opts.id_field)) p->ids_generated = 0, p->have_id = 1;
+    (void)rec;
+    if (parse_error) return LA_OK;
+    la_jrec r;
+    la_jrec_open(&r, raw, rawlen);
+    if (la_jrec_get(&r, p->L->opts.id_field).p) p->ids_generated = 0, p->have_id = 1;
     return LA_OK;
 }
 

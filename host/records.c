@@ -2,6 +2,7 @@
 #include "records.h"
 
 #include "json_strict.h"
+#include "json_view.h"
 #include "la_alloc.h"
 #include "parallel.h"
 
@@ -101,8 +102,8 @@ static int over_row_limit(const la_limits *lim, size_t n) { return lim && lim->m
 
 /* The JSONL records of the lines in [p, end), lines numbered from 1; *nlines: how many lines
  * there were (blank ones too). */
-static la_status jsonl_lines(const char *p, const char *end, const la_limits *lim, la_record_fn fn, void *ctx,
-                             uint32_t *nlines)
+static la_status jsonl_lines(const char *p, const char *end, const la_limits *lim, int raw_only, la_record_fn fn,
+                             void *ctx, uint32_t *nlines)
 {
     line_iter it = {p, end, 0};
     const char *s;
@@ -117,6 +118,20 @@ static la_status jsonl_lines(const char *p, const char *end, const la_limits *li
         if (over_row_limit(lim, n)) {
             st = too_long(lim, fn, ctx, s, n, it.line);
             continue;
+        }
+        size_t at;
+        const char *bad;
+        if (raw_only) {
+            /* a line that passes the strict check as one object is one json-c reads the same */
+            int strict = la_json_strict_check(s, n, &at, &bad);
+            if (strict < 0) {
+                st = la_error(LA_ENOMEM, "out of memory checking a JSON line");
+                break;
+            }
+            if (strict && la_jrec_is_line(s, n)) {
+                st = fn(ctx, NULL, s, n, it.line, NULL);
+                continue;
+            }
         }
         json_tokener_reset(tok);
         json_object *o = json_tokener_parse_ex(tok, s, (int)n);
@@ -141,8 +156,6 @@ static la_status jsonl_lines(const char *p, const char *end, const la_limits *li
             continue;
         }
         /* what json-c lets through: single quotes, NaN, raw tabs, "1.", duplicate keys */
-        size_t at;
-        const char *bad;
         int strict = la_json_strict_check(s, n, &at, &bad);
         if (strict <= 0) {
             json_object_put(o);
@@ -165,7 +178,7 @@ static la_status jsonl_lines(const char *p, const char *end, const la_limits *li
 static la_status each_jsonl(const la_input *in, const la_limits *lim, la_record_fn fn, void *ctx)
 {
     uint32_t nlines;
-    return jsonl_lines(skip_bom(in), in->data + in->len, lim, fn, ctx, &nlines);
+    return jsonl_lines(skip_bom(in), in->data + in->len, lim, 0, fn, ctx, &nlines);
 }
 
 /* ---- CSV and TSV ---- */
@@ -514,7 +527,7 @@ static la_status prepare_record(void *arg, json_object *rec, const char *raw, si
 static void parse_chunk(const jsonl_run *run, jsonl_chunk *c)
 {
     chunk_call k = {run, c};
-    c->st = jsonl_lines(c->begin, c->end, run->lim, prepare_record, &k, &c->nlines);
+    c->st = jsonl_lines(c->begin, c->end, run->lim, run->pipe->raw_records, prepare_record, &k, &c->nlines);
     if (c->st != LA_OK) snprintf(c->err, sizeof c->err, "%s", la_last_error());
     c->done = 1;
 }

@@ -81,6 +81,10 @@ typedef struct la_record_pipe {
      * an input being read runs there instead of before the parse). A failure ends the reading. */
     la_status (*absorb)(void *absorb_ctx, uint64_t off, const char *p, size_t n);
     void *absorb_ctx;
+    /* Nonzero: a line that passes la_json_strict_check as one object reaches prepare as its text
+     * alone (rec NULL and parse_error NULL), for a reader that reads its values from the text
+     * (json_view.h) and needs no json-c tree; other lines reach it as without. */
+    int raw_records;
 } la_record_pipe;
 
 /* Every record of the JSONL input `in` through pipe, records parsed on up to `threads` threads

@@ -2,15 +2,146 @@
  * fuzz_records.c - fuzz target for the input path: bytes -> records (JSONL, CSV, TSV) -> validated
  * rows or rejects. Whatever the bytes, the load either fails cleanly with a message or accounts for
  * every record: rows read = rows placed + rows rejected, and every placed row has a non-empty id.
+ * Each line the loader reads from its text alone (it passes the strict check as one object) is one
+ * json-c parses as an object, and every value the loader could ask for, read from the text
+ * (json_view.h), is the one json-c gives.
  */
 #include "fuzz_file.h"
+#include "json_strict.h"
+#include "json_view.h"
 #include "load.h"
 
 #include "fuzz_check.h"
+#include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* A field as the loader resolved it through json-c: the key itself, else "a.b.0.c" through objects
+ * and arrays (null is no value). */
+static json_object *jc_path(json_object *o, const char *path)
+{
+    json_object *v;
+    if (json_object_object_get_ex(o, path, &v)) return v;
+    if (!strchr(path, '.')) return NULL;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_object *cur = o;
+    char *save = NULL;
+    for (char *seg = strtok_r(buf, ".", &save); seg && cur; seg = strtok_r(NULL, ".", &save)) {
+        if (json_object_is_type(cur, json_type_object)) {
+            if (!json_object_object_get_ex(cur, seg, &cur)) return NULL;
+        } else if (json_object_is_type(cur, json_type_array)) {
+            char *end;
+            long k = strtol(seg, &end, 10);
+            if (*end || k < 0 || (size_t)k >= json_object_array_length(cur)) return NULL;
+            cur = json_object_array_get_idx(cur, (size_t)k);
+        } else {
+            return NULL;
+        }
+    }
+    return cur;
+}
+
+/* The view's value v is json-c's j (NULL: null or none), one level into arrays. */
+static void same_value(json_object *j, la_jval v, int depth)
+{
+    static const la_jtype types[] = {[json_type_null] = LA_JNULL,     [json_type_boolean] = LA_JBOOL,
+                                     [json_type_double] = LA_JNUMBER, [json_type_int] = LA_JNUMBER,
+                                     [json_type_object] = LA_JOBJECT, [json_type_array] = LA_JARRAY,
+                                     [json_type_string] = LA_JSTRING};
+    if (!j) {
+        LA_FUZZ_CHECK(!v.p || la_jval_type(v) == LA_JNULL);
+        return;
+    }
+    LA_FUZZ_CHECK(v.p && la_jval_type(v) == types[json_object_get_type(j)]);
+    switch (json_object_get_type(j)) {
+    case json_type_string: {
+        char *d = malloc(v.n + 1);
+        LA_FUZZ_CHECK(d);
+        size_t n = la_jval_string(v, d);
+        LA_FUZZ_CHECK(n == (size_t)json_object_get_string_len(j) && !memcmp(d, json_object_get_string(j), n));
+        size_t pn;
+        const char *plain = la_jval_plain(v, &pn);
+        if (plain) LA_FUZZ_CHECK(pn == n && !memcmp(plain, d, n));
+        free(d);
+        break;
+    }
+    case json_type_boolean:
+    case json_type_double:
+    case json_type_int: {
+        double a = json_object_get_double(j), b = la_jval_number(v);
+        LA_FUZZ_CHECK(a == b || (isnan(a) && isnan(b)));
+        break;
+    }
+    case json_type_array: {
+        const char *at = NULL;
+        la_jval x;
+        size_t k = 0;
+        while (la_jval_next(v, &at, &x, NULL, NULL)) {
+            LA_FUZZ_CHECK(k < json_object_array_length(j));
+            if (depth < 2) same_value(json_object_array_get_idx(j, k), x, depth + 1);
+            k++;
+        }
+        LA_FUZZ_CHECK(k == json_object_array_length(j));
+        break;
+    }
+    default: break;
+    }
+}
+
+static void same_field(json_object *o, const la_jrec *r, const char *path)
+{
+    same_value(jc_path(o, path), la_jrec_get(r, path), 0);
+}
+
+/* A line the loader reads from its text: json-c reads the same object from it. */
+static void check_line(const char *s, size_t n)
+{
+    size_t at;
+    const char *why;
+    if (la_json_strict_check(s, n, &at, &why) != 1 || !la_jrec_is_line(s, n)) return;
+    json_tokener *tok = json_tokener_new();
+    LA_FUZZ_CHECK(tok);
+    json_object *o = json_tokener_parse_ex(tok, s, (int)n);
+    LA_FUZZ_CHECK(o && json_tokener_get_error(tok) == json_tokener_success && json_object_is_type(o, json_type_object));
+    for (size_t k = json_tokener_get_parse_end(tok); k < n; k++) LA_FUZZ_CHECK(s[k] == ' ' || s[k] == '\t');
+    la_jrec r;
+    la_jrec_open(&r, s, n);
+    static const char *const fixed[] = {"id", "text", "family", "label", "score", "split", "available_on", "a.b",
+                                        "a.0", "0", "a..b", ".", "x.y.z", "a.1.b", ""};
+    for (size_t k = 0; k < sizeof fixed / sizeof *fixed; k++) same_field(o, &r, fixed[k]);
+    json_object_object_foreach(o, key, val) {
+        char path[600];
+        same_field(o, &r, key);
+        snprintf(path, sizeof path, "%s.0", key);
+        same_field(o, &r, path);
+        if (json_object_is_type(val, json_type_object)) {
+            json_object_object_foreach(val, sub, subval) {
+                (void)subval;
+                snprintf(path, sizeof path, "%s.%s", key, sub);
+                same_field(o, &r, path);
+            }
+        }
+    }
+    json_object_put(o);
+    json_tokener_free(tok);
+}
+
+static void check_lines(const char *s, size_t n)
+{
+    while (n) {
+        const char *nl = memchr(s, '\n', n);
+        size_t len = nl ? (size_t)(nl - s) : n;
+        size_t line = len && s[len - 1] == '\r' ? len - 1 : len;
+        check_line(s, line);
+        if (!nl) break;
+        n -= len + 1;
+        s = nl + 1;
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const exts[3] = {"jsonl", "csv", "tsv"};
     if (size == 0) return 0;
     const char *ext = exts[data[0] % 3];
+    if (data[0] % 3 == 0) check_lines((const char *)data + 1, size - 1);
     char path[96];
     if (!la_fuzz_file("records", ext, data + 1, size - 1, path)) return 0;
 

@@ -113,7 +113,7 @@ static void release(void *ctx, void *state)
     free(c->recs);
 }
 
-static const la_record_pipe pipe_ = {prepare, commit, release, sizeof(chunk), NULL, NULL, NULL};
+static const la_record_pipe pipe_ = {prepare, commit, release, sizeof(chunk), NULL, NULL, NULL, 0};
 
 /* The input handed over `step` bytes at a time, as la_input_blocks_read does a file. */
 typedef struct mem_reader {
