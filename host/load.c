@@ -561,6 +561,15 @@ static void keep(checked *c, la_arena *a, const char *s, size_t n, const char **
     if (c->st == LA_OK && la_arena_strdup(a, s, n, out) != LA_OK) c->st = LA_ENOMEM;
 }
 
+/* The raw line as the record keeps it until it is committed: copied into raw_arena, or with
+ * raw_arena NULL borrowed from the block being read, which stays until its records are committed
+ * (a reject is copied then, and a row keeps its line's place in the file instead). */
+static void keep_raw(checked *c, la_arena *raw_arena, const char *raw, size_t rawlen)
+{
+    if (raw_arena) keep(c, raw_arena, raw, rawlen, &c->row.raw);
+    else c->row.raw = raw;
+}
+
 /* The text fields joined by newlines, into the arena. */
 static void keep_texts(checked *c, la_arena *a, const char *const *texts, const size_t *lens, size_t ntext)
 {
@@ -584,9 +593,10 @@ static void keep_texts(checked *c, la_arena *a, const char *const *texts, const 
     c->row.text = joined;
 }
 
-/* Check a record's fields (rec NULL: it did not parse, for parse_error) into c, copying what the
- * table will keep into arena: everything of a record with no problem so far, only its id and raw
- * line otherwise. Reads nothing but the loader's options, so any thread may run it. */
+/* Check a record's fields (read from its line raw; parse_error: it did not parse, and why) into c,
+ * copying what the table will keep into arena: everything of a record with no problem so far, only
+ * its id and raw line otherwise (the line into raw_arena, or borrowed when it is NULL: keep_raw).
+ * Reads nothing but the loader's options, so any thread may run it. */
 static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena, checked *c, const char *raw,
                          size_t rawlen, uint32_t line, const char *parse_error)
 {
@@ -601,7 +611,7 @@ static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena,
     c->bad_utf8 = -1;
     if (parse_error) {
         reason(c, "record", "%s", parse_error);
-        keep(c, raw_arena, raw, rawlen, &c->row.raw);
+        keep_raw(c, raw_arena, raw, rawlen);
         return;
     }
     c->parsed = 1;
@@ -627,12 +637,14 @@ static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena,
     if (o->embedding_field) read_embedding(p, c, rec);
 
     if (id) keep(c, arena, id, idlen, &c->row.id);
-    keep(c, raw_arena, raw, rawlen, &c->row.raw);
+    keep_raw(c, raw_arena, raw, rawlen);
     if (c->nreasons || c->bad_utf8 >= 0) return; /* a reject whatever comes before it */
     if (p->by_place && rawlen <= UINT32_MAX) {
         uint64_t h[2];
         la_text_hash128(raw, rawlen, h);
         c->place = (la_raw_place){p->origin.off + (uint64_t)(raw - p->origin.buf), (uint32_t)rawlen, (uint32_t)h[0]};
+    } else if (!raw_arena) {
+        keep(c, arena, raw, rawlen, &c->row.raw); /* no place to keep: the row keeps its line */
     }
     if (ntextok) keep_texts(c, arena, texts, lens, ntextok);
     if (family) keep(c, arena, family, familylen, &c->row.family);
@@ -732,7 +744,6 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
  * arena, which the table adopts when the chunk is committed. */
 typedef struct checked_chunk {
     la_arena arena;
-    la_arena lines;       /* by_place: the raw lines, for rejects and messages, freed with the chunk */
     checked *recs;
     size_t n, cap;
 } checked_chunk;
@@ -744,12 +755,11 @@ static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, 
     checked_chunk *k = chunk;
     if (!la_grow((void **)&k->recs, &k->cap, k->n + 1, sizeof *k->recs, 64))
         return la_error(LA_ENOMEM, "out of memory reading records");
-    /* a row keeps about its line twice over (raw and text), or once when its raw line is only
-     * held until the chunk is committed (by_place): a chunk's strings fit one block */
+    /* a row keeps about its line twice over (raw and text), or once when its raw line stays in
+     * the block read until the chunk is committed (by_place): a chunk's strings fit one block */
     if (!k->arena.block) la_table_arena(p->L->table, &k->arena, (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096);
-    if (!k->lines.block) k->lines.block = (size_t)LA_JSONL_CHUNK_BYTES + 4096;
     (void)rec; /* NULL: the pipe reads records from their lines (raw_records) */
-    check_record(p, &k->arena, p->by_place ? &k->lines : &k->arena, &k->recs[k->n++], raw, rawlen, line,
+    check_record(p, &k->arena, p->by_place ? NULL : &k->arena, &k->recs[k->n++], raw, rawlen, line,
                  parse_error);
     return LA_OK;
 }
@@ -768,7 +778,6 @@ static void release_chunk(void *ctx, void *chunk)
     for (size_t i = 0; i < ch->n; i++) release_checked(&ch->recs[i]);
     free(ch->recs);
     la_arena_free(&ch->arena);
-    la_arena_free(&ch->lines);
 }
 
 static const la_record_pipe checked_pipe = {prepare_chunk_record, commit_chunk_record, release_chunk,

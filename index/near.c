@@ -333,11 +333,15 @@ static uint32_t freq_count(near_ctx *c, const uint64_t *sh, size_t n, uint64_t *
         np += (size_t)freq_may_have(f, sh[k]);
     }
     uint32_t held = 0;
+    int alone = c->nthreads <= 1;
     for (size_t k = 0; k < np; k++) {
         if (k + PROBE_AHEAD < np) LA_PREFETCH(&f->slot[freq_home(f, p[k + PROBE_AHEAD])]);
         freq_slot *s = freq_find(f, p[k]);
         if (!s) continue;
-        atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
+        /* one counting thread adds without a locked instruction, which would hold back the
+         * loads after it (the prefetched probes) until it completes */
+        if (alone) atomic_store_explicit(&s->n, atomic_load_explicit(&s->n, memory_order_relaxed) + 1, memory_order_relaxed);
+        else atomic_fetch_add_explicit(&s->n, 1, memory_order_relaxed);
         held++;
     }
     return held;
