@@ -3,8 +3,10 @@
  *
  * The bucket table sorts its entries by key with a stable radix sort (kernels/keysort.h, or a
  * backend's twin of it for la_buckets_new_sorted) and indexes the first entry of every distinct key in an open-addressing table of 32-bit positions, with
- * the key's high half as a tag so most misses cost one memory access. Keys are expected to be well
- * mixed hashes (they index the table directly).
+ * the key's high half as a tag so most misses cost one memory access. A table larger than a core's
+ * second-level cache has a bit filter of its keys in front (8 bits a key, a few hundred KB at
+ * most-used sizes): most probes miss, and the filter turns them away without the slot's miss.
+ * Keys are expected to be well mixed hashes (they index the table and the filter directly).
  */
 #include "lsh.h"
 #include "la_alloc.h"
@@ -105,7 +107,21 @@ struct la_buckets {
     size_t n, nkeys;
     key_slot *slots;
     size_t mask;
+    uint64_t *filter;  /* bit (key >> (64 - filter_log2)) set for every key; NULL: no filter */
+    int filter_log2;
 };
+
+/* Slot tables of at least this many slots (8 bytes each: 512 KB) get a filter. */
+enum { FILTER_MIN_SLOTS = 1 << 16, FILTER_BITS_PER_KEY = 8 };
+
+static size_t filter_bit(const la_buckets *b, uint64_t key) { return (size_t)(key >> (64 - b->filter_log2)); }
+
+static int may_have(const la_buckets *b, uint64_t key)
+{
+    if (!b->filter) return 1;
+    size_t f = filter_bit(b, key);
+    return (int)(b->filter[f >> 6] >> (f & 63) & 1);
+}
 
 la_status la_buckets_new(la_bucket_entry *entries, size_t n, la_buckets **out)
 {
@@ -155,6 +171,19 @@ la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets *
         while (b->slots[slot].pos) slot = (slot + 1) & b->mask;
         b->slots[slot] = (key_slot){(uint32_t)(i + 1), (uint32_t)(k >> 32)};
     }
+    if (cap >= FILTER_MIN_SLOTS) {
+        b->filter_log2 = 12;
+        while (b->filter_log2 < 40 && ((size_t)1 << b->filter_log2) < nkeys * FILTER_BITS_PER_KEY) b->filter_log2++;
+        b->filter = calloc((size_t)1 << (b->filter_log2 - 6), sizeof *b->filter);
+        if (!b->filter) {
+            la_buckets_free(b);
+            return la_error(LA_ENOMEM, "out of memory for the filter of %zu bucket keys", nkeys);
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t f = filter_bit(b, entries[i].key);
+            b->filter[f >> 6] |= 1ull << (f & 63);
+        }
+    }
     *out = b;
     return LA_OK;
 }
@@ -164,11 +193,13 @@ void la_buckets_free(la_buckets *b)
     if (!b) return;
     free(b->e);
     free(b->slots);
+    free(b->filter);
     free(b);
 }
 
 size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry **first)
 {
+    if (!may_have(b, key)) return 0;
     size_t slot = (size_t)key & b->mask;
     uint32_t tag = (uint32_t)(key >> 32);
     for (;;) {
@@ -188,8 +219,8 @@ size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry 
 
 void la_buckets_prefetch(const la_buckets *b, uint64_t key)
 {
-    size_t slot = (size_t)key & b->mask;
-    LA_PREFETCH(&b->slots[slot]);
+    /* the filter is in the cache: only a key that passes it has a slot worth loading */
+    if (may_have(b, key)) LA_PREFETCH(&b->slots[(size_t)key & b->mask]);
 }
 
 size_t la_buckets_size(const la_buckets *b) { return b->n; }

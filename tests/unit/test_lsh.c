@@ -122,6 +122,36 @@ static void test_buckets(void **state)
     la_buckets_free(empty);
 }
 
+/* A table past the filter's size threshold: every key is found with all its rows (no key turned
+ * away by the filter), keys that are absent are not, and neither are keys that share a present
+ * key's slot bits or its high half. */
+static void test_buckets_filtered(void **state)
+{
+    enum { KEYS = 60000, N = 3 * KEYS };
+    la_bucket_entry *e = malloc(N * sizeof *e);
+    for (uint32_t i = 0; i < N; i++) e[i] = (la_bucket_entry){.key = la_mix64(i % KEYS + 1), .row = i};
+    la_buckets *b;
+    assert_int_equal(la_buckets_new(e, N, &b), LA_OK);
+    assert_int_equal(la_buckets_keys(b), KEYS);
+    for (uint32_t k = 0; k < KEYS; k++) {
+        const la_bucket_entry *f;
+        uint64_t key = la_mix64(k + 1);
+        la_buckets_prefetch(b, key);
+        assert_int_equal(la_buckets_find(b, key, &f), 3);
+        assert_int_equal(f[0].row, k);
+        assert_int_equal(f[2].row, k + 2 * KEYS);
+        assert_int_equal(la_buckets_find(b, key ^ 1ull << 63, &f), 0);
+        assert_int_equal(la_buckets_find(b, key ^ 1, &f), 0);
+    }
+    size_t found = 0;
+    for (uint32_t k = 0; k < 200000; k++) {
+        const la_bucket_entry *f;
+        found += la_buckets_find(b, la_mix64(KEYS + 1 + k), &f);
+    }
+    assert_int_equal(found, 0);
+    la_buckets_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_candidate_probability),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_buckets),
+        cmocka_unit_test(test_buckets_filtered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
