@@ -233,10 +233,10 @@ static int array(checker *c, int depth)
 
 static int value(checker *c, int depth)
 {
+    /* json-c's limit: no value LA_JSON_MAX_DEPTH levels below the outermost */
+    if (depth >= LA_JSON_MAX_DEPTH) return fail(c, c->p, "nested too deeply");
     ws(c);
     if (c->p >= c->end) return fail(c, c->p, "expected a value");
-    /* json-c's limit: LA_JSON_MAX_DEPTH - 1 objects and arrays, one inside the next */
-    if ((*c->p == '{' || *c->p == '[') && depth >= LA_JSON_MAX_DEPTH - 1) return fail(c, c->p, "nested too deeply");
     size_t left = (size_t)(c->end - c->p);
     switch (*c->p) {
     case '{': return object(c, depth);

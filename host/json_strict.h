@@ -14,8 +14,9 @@
 #define LA_JSON_MAX_DEPTH 32
 
 /* Check that s[0..n) is exactly one JSON value (surrounding white space allowed) under RFC 8259,
- * with no key twice in one object and at most LA_JSON_MAX_DEPTH - 1 objects and arrays one inside
- * the next (json-c's limit). Returns 1 when it is; else 0 with the byte offset of the problem in
+ * with no key twice in one object and no value LA_JSON_MAX_DEPTH levels below the outermost
+ * (json-c's limit: 32 arrays one inside the next pass when the innermost is empty, not when it
+ * holds a value). Returns 1 when it is; else 0 with the byte offset of the problem in
  * *at and a static description in *why; -1 when out of memory. */
 int la_json_strict_check(const char *s, size_t n, size_t *at /* OUT */, const char **why /* OUT */);
 

@@ -21,7 +21,8 @@ la_format la_format_detect(const char *path, const la_input *in);
 const char *la_format_name(la_format f);
 
 /* Called once per record. rec is borrowed (valid during the call), or NULL when the record could
- * not be parsed, with parse_error saying why. raw/rawlen: the record as one line of JSON (the
+ * not be parsed, with parse_error saying why (or, through a la_record_pipe with raw_records, NULL
+ * with parse_error NULL: a valid object to be read from raw). raw/rawlen: the record as one line of JSON (the
  * original line for JSONL). line: 1-based physical line where the record starts. Returning
  * anything but LA_OK stops the iteration with that status. */
 typedef la_status (*la_record_fn)(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
