@@ -504,8 +504,10 @@ static int digits_kept(const u64v *a_any, const u64v *a_uni, const u64v *b_state
  * slots afterwards: common words are hit by every row, and a counter written by one thread in a
  * line the others read (or an atomic add on it) made each thread wait on the others. */
 typedef struct df_entry {
-    uint64_t key; /* 0: empty */
+    uint64_t key;  /* 0: empty */
     uint32_t count;
+    uint32_t last; /* one counting thread: 1 + the last row that counted the key (0: none; rows are
+                      uint32 indices, as in la_pair) */
 } df_entry;
 
 typedef struct df_table {
@@ -514,8 +516,9 @@ typedef struct df_table {
                                 word pairs are mostly keys no held-out row has, and the filter, a
                                 small fraction of the table's size, turns them away in the cache */
     int filter_log2;
-    uint32_t **own;          /* with two counting threads or more: own[w], thread w's counters
-                                (mask + 1 each); NULL with one */
+    uint64_t **own;          /* with two counting threads or more: own[w], thread w's counters
+                                (mask + 1 each: 1 + the last row that counted the key << 32 | the
+                                count); NULL with one */
     int nthreads;
     size_t mask;
 } df_table;
@@ -613,10 +616,7 @@ typedef struct row_set {
 
 typedef struct scratch {
     words w;
-    u64v keys;               /* counting: the current row's keys in probe order */
-    uint64_t *seen;          /* open-addressing set of slots hit by the current row: slot << 32 | row stamp */
-    size_t seencap;
-    uint32_t stamp;
+    u64v keys;               /* counting: the current row's keys that pass the filter */
     char pad[64];            /* the next thread's scratch starts a cache line further: no line is
                                 written by two threads */
 } scratch;
@@ -686,72 +686,57 @@ static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
 }
 
 /* Count one document for every key of the held-out table that row i contains. Keys are probed as
- * they come (most miss); a small per-thread set stamped with the row makes a key met twice in one
- * row count once, without sorting. */
-static int first_hit(scratch *s, size_t at)
-{
-    uint64_t tag = (uint64_t)at << 32 | s->stamp;
-    size_t mask = s->seencap - 1;
-    /* slots are distinct small integers: a multiplicative hash spreads them */
-    for (size_t i = (size_t)((uint64_t)at * 0x9e3779b97f4a7c15ull >> 32) & mask;; i = (i + 1) & mask) {
-        if ((uint32_t)s->seen[i] != s->stamp) {
-            s->seen[i] = tag;
-            return 1;
-        }
-        if (s->seen[i] == tag) return 0;
-    }
-}
-
-/* The keys of a row as count_rows probes them: each word, then the pair it starts (a one-word row
- * has the pair of its word and 0, as row_keys gives it). Returns 0 when out of memory. */
-static int probe_keys(const words *w, u64v *out)
-{
-    size_t n = w->h.n;
-    out->n = 0;
-    if (!u64v_reserve(out, 2 * n)) return 0;
-    for (size_t k = 0; k < n; k++) {
-        out->v[out->n++] = uni_key(w->h.v[k], w->num[k]);
-        if (n > 1 && k + 1 == n) continue;
-        out->v[out->n++] = n == 1 ? bi_key(w->h.v[0], 0) : bi_key(w->h.v[k], w->h.v[k + 1]);
-    }
-    return 1;
-}
-
+ * they come (most miss); each counter keeps the last row that counted it, so a key met twice in one
+ * row counts once, without sorting. A word pair can be a held-out key only when both its words are
+ * held-out words: a word the filter turns away spares the two pairs it is part of their hash and
+ * probe. */
 static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
     scratch *s = &c->sc[worker];
+    const df_table *df = &c->df;
     for (size_t i = begin; i < end; i++) {
         const la_row *r = &c->r[i];
         if (!r->norm || !r->norm_len) continue;
         if (!split_words(r->norm, r->norm_len, &s->w)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
         const words *w = &s->w;
-        size_t need = 64;
-        while (need < 4 * w->h.n + 4) need *= 2;
-        if (need > s->seencap || ++s->stamp == 0) {
-            free(s->seen);
-            s->seencap = need > s->seencap ? need : s->seencap;
-            s->seen = calloc(s->seencap, sizeof *s->seen);
-            if (!s->seen) return la_error(LA_ENOMEM, "grades: out of memory counting rows");
-            s->stamp = 1;
-        }
-        if (!probe_keys(w, &s->keys)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
-        /* the keys that pass the filter, in place, then their table probes */
+        size_t n = w->h.n;
+        if (!u64v_reserve(&s->keys, 2 * n)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
+        /* the keys that pass the filter: each word, then the pair it ends (a one-word row has the
+         * pair of its word and 0, as row_keys gives it) */
         uint64_t *key = s->keys.v;
         size_t nk = 0;
-        for (size_t k = 0, n = s->keys.n; k < n; k++) {
-            key[nk] = key[k];
-            nk += (size_t)filter_has(&c->df, key[k]);
+        int last_in = 0;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t u = uni_key(w->h.v[k], w->num[k]);
+            int in = filter_has(df, u);
+            key[nk] = u;
+            nk += (size_t)in;
+            if (!in) {
+                last_in = 0;
+                continue;
+            }
+            if (n == 1 || last_in) {
+                uint64_t b = n == 1 ? bi_key(w->h.v[0], 0) : bi_key(w->h.v[k - 1], w->h.v[k]);
+                key[nk] = b;
+                nk += (size_t)filter_has(df, b);
+            }
+            last_in = 1;
         }
-        uint32_t *own = c->df.own ? c->df.own[worker] : NULL;
+        uint64_t *own = df->own ? df->own[worker] : NULL;
+        uint32_t row = (uint32_t)i + 1;
         for (size_t k = 0; k < nk; k++) {
             /* A row's probes do not depend on each other, and most of them go to a slot of a table
              * larger than the cache: start the cache miss of a probe PROBE_AHEAD keys ahead. */
-            if (k + PROBE_AHEAD < nk) LA_PREFETCH(&c->df.e[df_home(&c->df, key[k + PROBE_AHEAD])]);
-            size_t at = df_find(&c->df, key[k]);
-            if (at == SIZE_MAX || !first_hit(s, at)) continue;
-            if (own) own[at]++;
-            else c->df.e[at].count++;
+            if (k + PROBE_AHEAD < nk) LA_PREFETCH(&df->e[df_home(df, key[k + PROBE_AHEAD])]);
+            size_t at = df_find(df, key[k]);
+            if (at == SIZE_MAX) continue;
+            if (own) {
+                if ((uint32_t)(own[at] >> 32) != row) own[at] = (uint64_t)row << 32 | (uint32_t)(own[at] + 1);
+            } else if (df->e[at].last != row) {
+                df->e[at].last = row;
+                df->e[at].count++;
+            }
         }
         atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);
     }
@@ -764,8 +749,8 @@ static la_status sum_counts(void *vctx, int worker, size_t begin, size_t end)
     grade_ctx *c = vctx;
     (void)worker;
     for (int w = 0; w < c->df.nthreads; w++) {
-        const uint32_t *from = c->df.own[w];
-        for (size_t i = begin; i < end; i++) c->df.e[i].count += from[i];
+        const uint64_t *from = c->df.own[w];
+        for (size_t i = begin; i < end; i++) c->df.e[i].count += (uint32_t)from[i];
     }
     return LA_OK;
 }
@@ -1116,7 +1101,6 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
         for (int i = 0; i < nt; i++) {
             words_free(&c.sc[i].w);
             free(c.sc[i].keys.v);
-            free(c.sc[i].seen);
         }
     if (c.sets)
         for (size_t k = 0; k < c.nlinked; k++) row_set_free(&c.sets[k]);
