@@ -576,7 +576,7 @@ static int df_insert(df_table *t, uint64_t k)
 static la_status df_grow(df_table *t)
 {
     size_t cap = 2 * (t->mask + 1);
-    df_entry *e = la_calloc_n(cap, sizeof *e), *old = t->e;
+    df_entry *e = la_zalloc_n(cap, sizeof *e), *old = t->e;
     if (!e) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
     size_t old_cap = t->mask + 1;
     t->e = e;
@@ -695,6 +695,7 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
     grade_ctx *c = vctx;
     scratch *s = &c->sc[worker];
     const df_table *df = &c->df;
+    uint64_t *own = df->own ? df->own[worker] : NULL;
     for (size_t i = begin; i < end; i++) {
         const la_row *r = &c->r[i];
         if (!r->norm || !r->norm_len) continue;
@@ -723,12 +724,15 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
             }
             last_in = 1;
         }
-        uint64_t *own = df->own ? df->own[worker] : NULL;
         uint32_t row = (uint32_t)i + 1;
         for (size_t k = 0; k < nk; k++) {
             /* A row's probes do not depend on each other, and most of them go to a slot of a table
              * larger than the cache: start the cache miss of a probe PROBE_AHEAD keys ahead. */
-            if (k + PROBE_AHEAD < nk) LA_PREFETCH(&df->e[df_home(df, key[k + PROBE_AHEAD])]);
+            if (k + PROBE_AHEAD < nk) {
+                size_t home = df_home(df, key[k + PROBE_AHEAD]);
+                LA_PREFETCH(&df->e[home]);
+                if (own) LA_PREFETCH(&own[home]); /* the key is most often in its home slot */
+            }
             size_t at = df_find(df, key[k]);
             if (at == SIZE_MAX) continue;
             if (own) {
@@ -740,6 +744,16 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
         }
         atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);
     }
+    return LA_OK;
+}
+
+/* The counting threads' counters zeroed, one array an item, on the counting threads: a page of
+ * them first read by a probe and then written would be faulted in twice (la_zalloc_n). */
+static la_status zero_own(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    (void)worker;
+    for (size_t w = begin; w < end; w++) memset(c->df.own[w], 0, (c->df.mask + 1) * sizeof **c->df.own);
     return LA_OK;
 }
 
@@ -977,7 +991,7 @@ static la_status df_build(grade_ctx *c, size_t nkeys)
     df_table *t = &c->df;
     t->filter_log2 = FILTER_MIN_LOG2;
     while (t->filter_log2 < 40 && ((size_t)1 << t->filter_log2) < nkeys * FILTER_BITS_PER_KEY) t->filter_log2++;
-    if (!(t->filter = la_calloc_n((size_t)1 << (t->filter_log2 - 6), sizeof *t->filter)))
+    if (!(t->filter = la_zalloc_n((size_t)1 << (t->filter_log2 - 6), sizeof *t->filter)))
         return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
     for (size_t k = 0; k < c->nlinked; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
@@ -992,7 +1006,7 @@ static la_status df_build(grade_ctx *c, size_t nkeys)
         cap *= 2;
     }
     t->mask = cap - 1;
-    if (!(t->e = la_calloc_n(cap, sizeof *t->e))) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    if (!(t->e = la_zalloc_n(cap, sizeof *t->e))) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
     size_t used = 0;
     for (size_t k = 0; k < c->nlinked; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
@@ -1050,7 +1064,7 @@ static la_status prepare(grade_ctx *c, int nt)
         if (!(c->df.own = la_calloc_n((size_t)nt, sizeof *c->df.own)))
             return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", slots);
         for (int w = 0; w < nt; w++)
-            if (!(c->df.own[w] = la_calloc_n(slots, sizeof **c->df.own)))
+            if (!(c->df.own[w] = la_malloc_n(slots, sizeof **c->df.own))) /* zeroed by zero_own */
                 return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", slots);
     }
     return LA_OK;
@@ -1078,6 +1092,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     /* 1. the linked rows' keys; 2. document frequencies over every row; 3. weights and sibling
      * counts; 4. the links */
     la_status s = prepare(&c, nt);
+    if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, (size_t)nt, 1, zero_own, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
     if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, c.df.mask + 1, 1u << 14, sum_counts, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, weigh_sets, &c);

@@ -156,7 +156,7 @@ la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets *
     while (cap < 2 * nkeys) cap <<= 1;
     b->nkeys = nkeys;
     b->mask = cap - 1;
-    b->slots = calloc(cap, sizeof *b->slots);
+    b->slots = la_zalloc_n(cap, sizeof *b->slots);
     if (!b->slots) {
         la_buckets_free(b);
         return la_error(LA_ENOMEM, "out of memory indexing %zu bucket keys", nkeys);
@@ -174,7 +174,7 @@ la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets *
     if (cap >= FILTER_MIN_SLOTS) {
         b->filter_log2 = 12;
         while (b->filter_log2 < 40 && ((size_t)1 << b->filter_log2) < nkeys * FILTER_BITS_PER_KEY) b->filter_log2++;
-        b->filter = calloc((size_t)1 << (b->filter_log2 - 6), sizeof *b->filter);
+        b->filter = la_zalloc_n((size_t)1 << (b->filter_log2 - 6), sizeof *b->filter);
         if (!b->filter) {
             la_buckets_free(b);
             return la_error(LA_ENOMEM, "out of memory for the filter of %zu bucket keys", nkeys);

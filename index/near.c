@@ -388,7 +388,7 @@ static size_t freq_insert(freq_table *f, uint64_t h, uint32_t add)
 static la_status freq_alloc(freq_table *f, size_t cap)
 {
     free(f->slot);
-    f->slot = la_calloc_n(cap, sizeof *f->slot);
+    f->slot = la_zalloc_n(cap, sizeof *f->slot);
     f->mask = cap - 1;
     f->keys = 0;
     return f->slot ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for a table of %zu held-out shingles", cap / 2);
@@ -526,7 +526,7 @@ static la_status build_freq(near_ctx *c)
     LA_TRY(st);
     f->filter_log2 = FILTER_MIN_LOG2;
     while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
-    f->filter = la_calloc_n((size_t)1 << (f->filter_log2 - 6), sizeof *f->filter);
+    f->filter = la_zalloc_n((size_t)1 << (f->filter_log2 - 6), sizeof *f->filter);
     if (!f->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
     for (size_t i = 0; i <= f->mask; i++)
         if (f->slot[i].n) {
@@ -1066,7 +1066,7 @@ static la_status build_filter(near_ctx *c)
     free(c->filter);
     c->filter_log2 = FILTER_MIN_LOG2;
     while (c->filter_log2 < 40 && ((size_t)1 << c->filter_log2) < entries * FILTER_BITS_PER_ENTRY) c->filter_log2++;
-    c->filter = la_calloc_n((size_t)1 << (c->filter_log2 - 6), sizeof *c->filter);
+    c->filter = la_zalloc_n((size_t)1 << (c->filter_log2 - 6), sizeof *c->filter);
     if (!c->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu containment samples", entries);
     for (size_t i = 0; i < c->n; i++)
         for (size_t j = 0; in_pass(c, i) && j < c->nsamp[i]; j++) {

@@ -22,6 +22,15 @@ void *la_malloc_nm(size_t n, size_t m, size_t size)
 
 void *la_calloc_n(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
 
+void *la_zalloc_n(size_t n, size_t size)
+{
+    size_t bytes;
+    if (!la_size_mul(n ? n : 1, size ? size : 1, &bytes)) return NULL;
+    void *p = malloc(bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
 void *la_realloc_n(void *p, size_t n, size_t size)
 {
     size_t bytes;

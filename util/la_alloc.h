@@ -27,6 +27,11 @@ void *la_malloc_n(size_t n, size_t size);
 void *la_malloc_nm(size_t n, size_t m, size_t size);
 /* calloc of n elements of `size` bytes (at least one element); NULL on overflow or no memory. */
 void *la_calloc_n(size_t n, size_t size);
+/* Zeroed memory as la_calloc_n, its pages written now: for a table whose slots are read before they
+ * are written (a probe, a `|=`). Fresh pages from calloc map the shared zero page on a read and are
+ * copied on the first write: two faults a page, and with other threads of the process running, a
+ * flush of their TLBs (an interrupt to each CPU, costly in a virtual machine). */
+void *la_zalloc_n(size_t n, size_t size);
 /* realloc to n elements of `size` bytes (at least one element); NULL on overflow or no memory,
  * and then p is untouched and still owned by the caller. */
 void *la_realloc_n(void *p, size_t n, size_t size);

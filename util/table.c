@@ -3,6 +3,7 @@
  * an id index for uniqueness checks. Pure data: it never reads input files (with la_table_spill_to
  * its memory is mapped from spill files, la_spill.h).
  */
+#include "la_alloc.h"
 #include "la_arena.h"
 #include "la_spill.h"
 #include "leakaudit.h"
@@ -262,7 +263,7 @@ uint32_t la_table_nfile(const la_table *t) { return t->nfiles; }
 static la_status id_index_grow(la_table *t)
 {
     size_t cap = t->idcap ? t->idcap * 2 : 1024;
-    uint64_t *ids = calloc(cap, sizeof *ids);
+    uint64_t *ids = la_zalloc_n(cap, sizeof *ids);
     if (!ids) return la_error(LA_ENOMEM, "out of memory indexing row ids");
     for (size_t h = 0; h < t->idcap; h++)
         if (t->ids[h]) id_index_put(ids, cap, t->ids[h]);
