@@ -146,6 +146,7 @@ typedef struct pending {
      * (la_table_raw_place), not the line; origin says where the block being parsed lies */
     int by_place;
     la_block_origin origin;
+    la_spill *window_spill; /* JSONL: the table's spill store as the window being parsed began */
 } pending;
 
 /* One record checked off the table, on any thread: what a row keeps of it (its strings copied into
@@ -757,7 +758,8 @@ static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, 
         return la_error(LA_ENOMEM, "out of memory reading records");
     /* a row keeps about its line twice over (raw and text), or once when its raw line stays in
      * the block read until the chunk is committed (by_place): a chunk's strings fit one block */
-    if (!k->arena.block) la_table_arena(p->L->table, &k->arena, (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096);
+    if (!k->arena.block)
+        k->arena = (la_arena){.block = (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096, .spill = p->window_spill};
     (void)rec; /* NULL: the pipe reads records from their lines (raw_records) */
     check_record(p, &k->arena, p->by_place ? NULL : &k->arena, &k->recs[k->n++], raw, rawlen, line,
                  parse_error);
@@ -780,8 +782,16 @@ static void release_chunk(void *ctx, void *chunk)
     la_arena_free(&ch->arena);
 }
 
+/* Where the next window's chunks keep their strings: the table's spill store once it has one, taken
+ * while no commit runs (a commit may start it, beside the window's parse). */
+static void window_begin(void *ctx)
+{
+    pending *p = ctx;
+    p->window_spill = la_table_spill(p->L->table);
+}
+
 static const la_record_pipe checked_pipe = {prepare_chunk_record, commit_chunk_record, release_chunk,
-                                            sizeof(checked_chunk), NULL, NULL, NULL, 1};
+                                            sizeof(checked_chunk), NULL, NULL, NULL, 1, window_begin};
 
 /* First pass: does any record carry the id field? It stops at the first one that does (have_id
  * ends la_records_each_until), so only a file without ids is read twice to the end. */

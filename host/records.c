@@ -7,6 +7,7 @@
 #include "parallel.h"
 
 #include <csv.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,12 +501,25 @@ typedef struct absorb_job {
     char err[256];
 } absorb_job;
 
+/* The previous window's commit, an item of the next window's parallel loop (two threads or more):
+ * its chunks counted and committed in order and released, the reading state advanced. */
+typedef struct commit_job {
+    jsonl_chunk *chunks;
+    size_t n;
+    counted *k;
+    uint32_t *line;
+    int done;
+    la_status st;
+    char err[1024];
+} commit_job;
+
 typedef struct jsonl_run {
     const la_record_pipe *pipe;
     void *ctx;
     const la_limits *lim;
     jsonl_chunk *chunks; /* the window */
     absorb_job *ab;      /* NULL: no absorb */
+    commit_job *cj;      /* NULL: no commit beside the window */
 } jsonl_run;
 
 typedef struct chunk_call {
@@ -540,18 +554,27 @@ static void absorb_window(const jsonl_run *run)
     ab->done = 1;
 }
 
-/* Items of a window: with absorb, item 0 absorbs its bytes and item i parses chunk i - 1. */
+static void commit_window(const jsonl_run *run, commit_job *cj);
+
+/* Items of a window: the absorb of its bytes (with absorb), the previous window's commit (with cj),
+ * then its chunks in order. */
 static la_status parse_chunks(void *arg, int worker, size_t begin, size_t end)
 {
     const jsonl_run *run = arg;
     (void)worker;
+    size_t first = (run->ab != NULL) + (run->cj != NULL);
     for (size_t i = begin; i < end; i++) {
         if (run->ab && i == 0) {
             absorb_window(run);
             if (run->ab->st != LA_OK) return run->ab->st;
             continue;
         }
-        jsonl_chunk *c = &run->chunks[run->ab ? i - 1 : i];
+        if (run->cj && i == first - 1) {
+            commit_window(run, run->cj);
+            if (run->cj->st != LA_OK) return run->cj->st;
+            continue;
+        }
+        jsonl_chunk *c = &run->chunks[i - first];
         parse_chunk(run, c);
         if (c->st != LA_OK) return c->st;
     }
@@ -590,11 +613,32 @@ static la_status commit_chunk(const jsonl_run *run, jsonl_chunk *c, counted *k, 
     return LA_OK;
 }
 
+/* Commit a window's chunks in order (a chunk a failure elsewhere left unparsed is parsed first) and
+ * release them all; the first failure's message is kept in cj->err, whichever thread ran it. */
+static void commit_window(const jsonl_run *run, commit_job *cj)
+{
+    la_status st = LA_OK;
+    for (size_t i = 0; i < cj->n; i++) {
+        jsonl_chunk *c = &cj->chunks[i];
+        if (st == LA_OK && !c->done) parse_chunk(run, c);
+        if (st == LA_OK) {
+            st = commit_chunk(run, c, cj->k, cj->line);
+            if (st != LA_OK) snprintf(cj->err, sizeof cj->err, "%s", la_last_error());
+        }
+        run->pipe->release(run->ctx, c->state);
+        free(c->lines);
+    }
+    cj->st = st;
+    cj->done = 1;
+}
+
 /* The reading state of one input, across the windows of every block read. */
 typedef struct jsonl_job {
     jsonl_run run;
     counted k;
-    char *states;
+    jsonl_chunk *chunks[2]; /* with two threads or more, a window is parsed while the one before it
+                               in the other buffer is committed; with one, only chunks[0] */
+    char *states[2];
     size_t window, state_bytes;
     int nt;
     uint32_t line;
@@ -603,19 +647,39 @@ typedef struct jsonl_job {
     uint64_t base;       /* and where it lies in the input */
 } jsonl_job;
 
+/* Chunks in a window: CHUNKS_PER_THREAD per thread, or LEAKAUDIT_READ_WINDOW=N (at least 1), for
+ * the tests that make small inputs take many windows. */
+static size_t window_chunks(int nt)
+{
+    const char *e = getenv("LEAKAUDIT_READ_WINDOW");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end && v >= 1) return v > 4096 ? 4096 : (size_t)v;
+    }
+    return (size_t)nt * CHUNKS_PER_THREAD;
+}
+
 static la_status job_begin(jsonl_job *j, const char *path, const la_limits *lim, int threads,
                            const la_record_pipe *pipe, void *ctx)
 {
     memset(j, 0, sizeof *j);
     j->nt = la_parallel_threads(threads);
-    j->window = (size_t)j->nt * CHUNKS_PER_THREAD;
+    j->window = window_chunks(j->nt);
     j->state_bytes = pipe->chunk_bytes ? pipe->chunk_bytes : 1;
-    j->run = (jsonl_run){pipe, ctx, lim, la_calloc_n(j->window, sizeof(jsonl_chunk)), NULL};
-    j->states = la_malloc_nm(j->window, j->state_bytes, 1);
+    j->run = (jsonl_run){pipe, ctx, lim, NULL, NULL, NULL};
     j->k = (counted){NULL, NULL, lim, path, 0, NULL, 0};
-    if (!j->run.chunks || !j->states) {
-        free(j->run.chunks);
-        free(j->states);
+    int ok = 1;
+    for (int b = 0; b < (j->nt > 1 ? 2 : 1); b++) {
+        j->chunks[b] = la_calloc_n(j->window, sizeof(jsonl_chunk));
+        j->states[b] = la_malloc_nm(j->window, j->state_bytes, 1);
+        ok = ok && j->chunks[b] && j->states[b];
+    }
+    if (!ok) {
+        for (int b = 0; b < 2; b++) {
+            free(j->chunks[b]);
+            free(j->states[b]);
+        }
         return la_error(LA_ENOMEM, "out of memory reading %s", path);
     }
     return LA_OK;
@@ -623,33 +687,59 @@ static la_status job_begin(jsonl_job *j, const char *path, const la_limits *lim,
 
 static void job_end(jsonl_job *j)
 {
-    free(j->run.chunks);
-    free(j->states);
+    for (int b = 0; b < 2; b++) {
+        free(j->chunks[b]);
+        free(j->states[b]);
+    }
 }
 
 /* Every record of the lines [p, end), window by window; end is the end of the input or just after a
- * newline. */
+ * newline. With two threads or more, a window whose chunks all parsed is committed as an item of the
+ * next window's loop, beside its parse (the commit, in input order on one thread at a time, was the
+ * part of each window the other threads waited for); the last window of the lines is committed
+ * before this returns, while the lines it borrows are still where they were read. */
 static la_status job_lines(jsonl_job *j, const char *p, const char *end)
 {
     la_status st = LA_OK;
+    commit_job cj = {.k = &j->k, .line = &j->line};
+    int pending = 0, cur = 0;
     while (st == LA_OK && p < end) {
         const char *from = p;
-        size_t n = cut_window(&p, end, j->run.chunks, j->window, j->states, j->state_bytes);
+        jsonl_chunk *chunks = j->chunks[cur];
+        size_t n = cut_window(&p, end, chunks, j->window, j->states[cur], j->state_bytes);
         if (j->run.ab) j->ab = (absorb_job){from, (size_t)(p - from), j->base + (uint64_t)(from - j->buf), 0, LA_OK, ""};
+        if (j->run.pipe->window_begin) j->run.pipe->window_begin(j->run.ctx);
+        j->run.chunks = chunks;
+        j->run.cj = pending ? &cj : NULL;
         /* each chunk keeps its own status */
-        la_parallel_for(j->nt, n + (j->run.ab != NULL), 1, parse_chunks, &j->run);
+        la_parallel_for(j->nt, n + (j->run.ab != NULL) + (size_t)pending, 1, parse_chunks, &j->run);
+        j->run.cj = NULL;
+        if (pending) {
+            if (!cj.done) commit_window(&j->run, &cj); /* the loop stopped before it */
+            pending = 0;
+            if (cj.st != LA_OK) st = la_error(cj.st, "%s", cj.err);
+        }
         if (j->run.ab) {
             if (!j->ab.done) absorb_window(&j->run); /* the loop stopped before it */
-            if (j->ab.st != LA_OK) st = la_error(j->ab.st, "%s", j->ab.err);
+            if (st == LA_OK && j->ab.st != LA_OK) st = la_error(j->ab.st, "%s", j->ab.err);
         }
-        for (size_t i = 0; i < n; i++) {
-            jsonl_chunk *c = &j->run.chunks[i];
-            /* a failure later in the window stops the workers; what comes before it is read all
-             * the same, so the failure reported is the first in the file */
-            if (st == LA_OK && !c->done) parse_chunk(&j->run, c);
-            if (st == LA_OK) st = commit_chunk(&j->run, c, &j->k, &j->line);
-            j->run.pipe->release(j->run.ctx, c->state);
-            free(c->lines);
+        int parsed = 1;
+        for (size_t i = 0; i < n; i++) parsed = parsed && chunks[i].done && chunks[i].st == LA_OK;
+        cj = (commit_job){chunks, n, &j->k, &j->line, 0, LA_OK, ""};
+        if (st != LA_OK || j->nt < 2 || !parsed || p >= end) {
+            /* now: a failure is settled in input order, and the lines' last window before they move */
+            if (st == LA_OK) {
+                commit_window(&j->run, &cj);
+                if (cj.st != LA_OK) st = la_error(cj.st, "%s", cj.err);
+            } else {
+                for (size_t i = 0; i < n; i++) {
+                    j->run.pipe->release(j->run.ctx, chunks[i].state);
+                    free(chunks[i].lines);
+                }
+            }
+        } else {
+            pending = 1;
+            cur ^= 1;
         }
     }
     return st;
@@ -663,6 +753,38 @@ la_status la_jsonl_each_parallel(const la_input *in, const char *path, const la_
     la_status st = job_lines(&j, skip_bom(in), in->data + in->len);
     job_end(&j);
     return st;
+}
+
+/* The next block read on a thread of its own while the lines before it are parsed (two threads or
+ * more): into `dst` after the unfinished line copied to its front, as the reading loop would. */
+typedef struct read_ahead {
+    pthread_t t;
+    la_read_fn more;
+    void *more_ctx;
+    char *dst;
+    size_t len, cap; /* dst holds len bytes (the unfinished line), room for cap */
+    size_t got;
+    la_status st;
+    char err[1024];
+} read_ahead;
+
+/* A read buffer of at least `need` bytes. */
+static la_status buffer_room(char **buf, size_t *cap, size_t need, const char *path)
+{
+    if (*cap >= need) return LA_OK;
+    char *b = realloc(*buf, need);
+    if (!b) return la_error(LA_ENOMEM, "out of memory reading %s", path);
+    *buf = b;
+    *cap = need;
+    return LA_OK;
+}
+
+static void *read_ahead_run(void *arg)
+{
+    read_ahead *r = arg;
+    r->st = r->more(r->more_ctx, r->dst + r->len, r->cap - r->len - 1, &r->got);
+    if (r->st != LA_OK) snprintf(r->err, sizeof r->err, "%s", la_last_error());
+    return NULL;
 }
 
 la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more, void *more_ctx, const char *path,
@@ -680,6 +802,9 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
                      : 0;
     int eof = 0;
     uint64_t base = 0; /* where buf[0] lies in the input */
+    /* with two threads or more, the next block is read into a second buffer beside the parse */
+    char *other = NULL;
+    size_t other_cap = 0;
     if (pipe->absorb) {
         j.run.ab = &j.ab;
         if (pos) st = pipe->absorb(pipe->absorb_ctx, 0, buf, pos); /* the byte order mark */
@@ -693,34 +818,54 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
                 break;
             }
         const char *end = eof ? buf + len : nl ? nl + 1 : buf + pos;
+        size_t done = (size_t)(end - buf), rest = len - done;
+        /* the unfinished line at the front of the next block, room for a block after it (a line
+         * longer than half the buffer doubles it) */
+        size_t next_cap = cap - rest < cap / 2 ? cap * 2 : cap;
+        read_ahead ra;
+        int ahead = 0;
+        if (!eof && j.nt > 1 && end > buf + pos) {
+            if ((st = buffer_room(&other, &other_cap, next_cap, path)) != LA_OK) break;
+            memcpy(other, end, rest);
+            ra = (read_ahead){.more = more, .more_ctx = more_ctx, .dst = other, .len = rest, .cap = other_cap};
+            ahead = pthread_create(&ra.t, NULL, read_ahead_run, &ra) == 0;
+        }
         if (pipe->origin) *pipe->origin = (la_block_origin){buf, base};
         j.buf = buf;
         j.base = base;
         if (end > buf + pos) st = job_lines(&j, buf + pos, end);
+        if (ahead) pthread_join(ra.t, NULL);
         if (st != LA_OK || eof) break;
-        pos = (size_t)(end - buf);
-        /* keep the unfinished line at the start, room for a block after it (a line longer than the
-         * buffer doubles it) */
-        memmove(buf, buf + pos, len - pos);
-        base += pos;
-        len -= pos;
+        base += done;
         pos = 0;
-        if (cap - len < cap / 2) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) {
-                st = la_error(LA_ENOMEM, "out of memory reading %s", path);
+        size_t got = 0;
+        if (ahead) {
+            /* the read beside the parse: its buffer is the next block */
+            if (ra.st != LA_OK) {
+                st = la_error(ra.st, "%s", ra.err);
                 break;
             }
-            buf = b;
-            cap *= 2;
+            char *t = buf;
+            buf = other;
+            other = t;
+            size_t c = cap;
+            cap = other_cap;
+            other_cap = c;
+            len = rest;
+            got = ra.got;
+        } else {
+            memmove(buf, end, rest);
+            len = rest;
+            if ((st = buffer_room(&buf, &cap, next_cap, path)) != LA_OK) break;
+            st = more(more_ctx, buf + len, cap - len - 1, &got);
+            if (st != LA_OK) break;
         }
-        size_t got = 0;
-        st = more(more_ctx, buf + len, cap - len - 1, &got);
         len += got;
         buf[len] = '\0';
         eof = got == 0;
     }
     free(buf);
+    free(other);
     job_end(&j);
     return st;
 }

@@ -69,8 +69,10 @@ typedef struct la_record_pipe {
      * la_record_fn's do: the first failure in the file is the one returned. */
     la_status (*prepare)(void *ctx, void *chunk, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                          const char *parse_error);
-    /* On the calling thread, chunks in input order: record k (0-based) of the chunk, which starts at
-     * `line` of the file. A failure ends the reading with it. */
+    /* Chunks in input order, on one thread at a time: record k (0-based) of the chunk, which starts
+     * at `line` of the file. A failure ends the reading with it. With more than one thread a
+     * window's commits may run on a worker while the next window's records are prepared: prepare
+     * reads nothing that commit changes, but what window_begin hands it. */
     la_status (*commit)(void *ctx, void *chunk, size_t k, uint32_t line);
     /* Frees what prepare kept in a chunk's state, whether its records were committed or not. */
     void (*release)(void *ctx, void *chunk);
@@ -86,6 +88,9 @@ typedef struct la_record_pipe {
      * alone (rec NULL and parse_error NULL), for a reader that reads its values from the text
      * (json_view.h) and needs no json-c tree; other lines reach it as without. */
     int raw_records;
+    /* Or NULL: on the calling thread before each window's records are prepared, with no commit
+     * running, to take what prepare will read of what commits change. */
+    void (*window_begin)(void *ctx);
 } la_record_pipe;
 
 /* Every record of the JSONL input `in` through pipe, records parsed on up to `threads` threads

@@ -5,6 +5,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 void *la_malloc_n(size_t n, size_t size)
 {
@@ -29,6 +32,19 @@ void *la_zalloc_n(size_t n, size_t size)
     void *p = malloc(bytes);
     if (p) memset(p, 0, bytes);
     return p;
+}
+
+void la_populate(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    enum { PAGE = 4096 };
+    if (n < ((size_t)64 << 10)) return;
+    uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(uintptr_t)(PAGE - 1), e = ((uintptr_t)p + n) & ~(uintptr_t)(PAGE - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
 }
 
 void *la_realloc_n(void *p, size_t n, size_t size)

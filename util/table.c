@@ -98,6 +98,7 @@ la_status la_arena_alloc(la_arena *a, size_t n, char **out)
         } else {
             nb = malloc(sizeof *nb + cap);
             if (!nb) return la_error(LA_ENOMEM, "out of memory storing row text");
+            la_populate(nb, sizeof *nb + cap);
             nb->spilled = 0;
         }
         nb->next = b;

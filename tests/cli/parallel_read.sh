@@ -144,6 +144,19 @@ expect_has blkmax0.txt 'dev.jsonl:4326: record: more than 4321 rows in one input
 expect_same blkmax0.txt blkmax1000.txt
 expect_has blkbad0.txt 'dev.jsonl:17: record: expected one JSON object per line'
 expect_same blkbad0.txt blkbad1000.txt
+
+check "windows of one chunk, each committed beside the next one's parse, and the next block read beside it"
+# LEAKAUDIT_READ_WINDOW=1: a window a chunk, so every window but a block's last is committed on
+# whichever thread takes that item of the next window's loop; blocks of 300 KB, so each block is
+# read while the one before it is parsed
+LEAKAUDIT_READ_WINDOW=1 LEAKAUDIT_READ_BLOCK=300000 la audit --dev dev.jsonl --part extra=extra.jsonl \
+    --test test.jsonl --on-invalid reject --embed none --max-row-bytes 1500 --threads 2 --out win1
+expect_rc 1
+same_outputs blk0 win1
+LEAKAUDIT_READ_WINDOW=1 LEAKAUDIT_READ_BLOCK=300000 la audit --dev dev.jsonl --test test.jsonl --embed none \
+    --max-rows 4321 --threads 2 --out winmax
+expect_rc 2
+expect_same blkmax0.txt err.txt
 printf '\xef\xbb\xbf{"id": "b1", "text": "a row after a byte order mark"}\r\n{"id": "b2", "text": "and the last line has no newline"}' >bom.jsonl
 for blk in 0 4000 70; do
     LEAKAUDIT_READ_BLOCK=$blk la audit --dev bom.jsonl --test test.jsonl --embed none --near off --out "bom$blk"

@@ -113,17 +113,27 @@ static void release(void *ctx, void *state)
     free(c->recs);
 }
 
-static const la_record_pipe pipe_ = {prepare, commit, release, sizeof(chunk), NULL, NULL, NULL, 0};
+static int windows_begun;
+
+static void window_begin(void *ctx)
+{
+    (void)ctx;
+    windows_begun++;
+}
+
+static const la_record_pipe pipe_ = {prepare, commit, release, sizeof(chunk), NULL, NULL, NULL, 0, window_begin};
 
 /* The input handed over `step` bytes at a time, as la_input_blocks_read does a file. */
 typedef struct mem_reader {
     const la_input *in;
     size_t at, step;
+    size_t fail_from; /* a read that starts here or later fails; 0: none does */
 } mem_reader;
 
 static la_status mem_read(void *ctx, char *dst, size_t cap, size_t *got)
 {
     mem_reader *m = ctx;
+    if (m->fail_from && m->at >= m->fail_from) return la_error(LA_EIO, "x.jsonl: read error at byte %zu", m->at);
     size_t n = m->in->len - m->at;
     if (n > cap) n = cap;
     if (n > m->step) n = m->step;
@@ -176,7 +186,7 @@ static void make_input(la_input *in)
     in->compression = "none";
 }
 
-static void expect_same_records(const la_input *in, const la_limits *lim, size_t fail_at)
+static void expect_same_records_windowed(const la_input *in, const la_limits *lim, size_t fail_at)
 {
     serial s = {{0}, fail_at, 0};
     la_status want = la_records_each(in, "x.jsonl", LA_FMT_JSONL, lim, serial_record, &s);
@@ -201,7 +211,7 @@ static void expect_same_records(const la_input *in, const la_limits *lim, size_t
         la_record_pipe pipe = pipe_;
         pipe.origin = &origin;
         parallel p = {{0}, fail_at, 0, &origin, in->data, in->len, 0};
-        mem_reader m = {in, 0, firsts[k]};
+        mem_reader m = {in, 0, firsts[k], 0};
         size_t cap = firsts[k] + 1;
         char *buf = malloc(cap + 1);
         size_t got;
@@ -217,6 +227,23 @@ static void expect_same_records(const la_input *in, const la_limits *lim, size_t
         free(p.out.p);
     }
     free(s.out.p);
+}
+
+/* The same at the default window (one for the whole input at two threads) and at windows of one and
+ * three chunks, where with two threads or more a window is committed beside the next one's parse:
+ * the records, lines and failures do not change. */
+static void expect_same_records(const la_input *in, const la_limits *lim, size_t fail_at)
+{
+    const char *windows[] = {NULL, "3", "1"};
+    for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+        if (windows[w]) setenv("LEAKAUDIT_READ_WINDOW", windows[w], 1);
+        else unsetenv("LEAKAUDIT_READ_WINDOW");
+        windows_begun = 0;
+        expect_same_records_windowed(in, lim, fail_at);
+        /* 12 chunks or more, read 6 times: with windows of 3 chunks, at least 4 windows a read */
+        if (windows[w] && fail_at == 0 && !lim) assert_true(windows_begun >= 6 * 4);
+    }
+    unsetenv("LEAKAUDIT_READ_WINDOW");
 }
 
 static void test_same_records_as_serial(void **state)
@@ -244,11 +271,56 @@ static void test_failures_as_serial(void **state)
     free(in.data);
 }
 
+/* A read that fails deep in the file, read in blocks at one thread (each block read after the lines
+ * before it are parsed) and at two (the next block read beside the parse): the same records before
+ * the failure, the same failure and message. */
+static void test_read_failure(void **state)
+{
+    la_input in;
+    make_input(&in);
+    buf want = {0};
+    char want_msg[512] = "";
+    const char *windows[] = {NULL, "3"};
+    for (size_t w = 0; w < 2; w++) {
+        if (windows[w]) setenv("LEAKAUDIT_READ_WINDOW", windows[w], 1);
+        else unsetenv("LEAKAUDIT_READ_WINDOW");
+        for (int threads = 1; threads <= 2; threads++) {
+            la_block_origin origin = {0};
+            la_record_pipe pipe = pipe_;
+            pipe.origin = &origin;
+            parallel p = {{0}, 0, 0, &origin, in.data, in.len, 0};
+            mem_reader m = {&in, 0, 1 << 20, 2u << 20};
+            size_t cap = (1 << 20) + 1, got;
+            char *b = malloc(cap + 1);
+            assert_int_equal(mem_read(&m, b, 1 << 20, &got), LA_OK);
+            b[got] = '\0';
+            la_status st = la_jsonl_each_read(b, got, cap, mem_read, &m, "x.jsonl", NULL, threads, &pipe, &p);
+            assert_int_equal(st, LA_EIO);
+            assert_true(!strncmp(la_last_error(), "x.jsonl: read error at byte ", 28));
+            assert_true(p.out.n > 1000);
+            if (!want.p) {
+                want = p.out;
+                snprintf(want_msg, sizeof want_msg, "%s", la_last_error());
+                continue;
+            }
+            /* the reads are the same at any thread count: so is the one that failed */
+            assert_string_equal(la_last_error(), want_msg);
+            assert_int_equal(p.out.n, want.n);
+            assert_memory_equal(p.out.p, want.p, want.n);
+            free(p.out.p);
+        }
+    }
+    unsetenv("LEAKAUDIT_READ_WINDOW");
+    free(want.p);
+    free(in.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_records_as_serial),
         cmocka_unit_test(test_failures_as_serial),
+        cmocka_unit_test(test_read_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
