@@ -149,6 +149,8 @@ typedef struct freq_slot {
 typedef struct freq_table {
     freq_slot *slot;
     size_t mask, keys;
+    size_t part_mask;        /* slots per part less one: a probe stays in its home slot's part (a
+                                table of FREQ_PARTS parts, or one), so the parts fill in parallel */
     uint64_t *filter;
     int filter_log2;
     uint32_t *held_rows;     /* the lists the slots' `at` point into; entry 0 unused */
@@ -274,6 +276,9 @@ static uint64_t block_value(const near_ctx *c, uint64_t h, int j)
 /* ---- the held-out shingles' frequencies (fused) ------------------------------------------------ */
 
 static size_t freq_home(const freq_table *f, uint64_t h) { return (size_t)h & f->mask; }
+
+/* The slot after slot i in its part, the first after the last. */
+static size_t freq_next(const freq_table *f, size_t i) { return (i & ~f->part_mask) | ((i + 1) & f->part_mask); }
 static size_t freq_bit(const freq_table *f, uint64_t h) { return (size_t)(h >> (64 - f->filter_log2)); }
 
 static int freq_may_have(const freq_table *f, uint64_t h)
@@ -286,7 +291,7 @@ static int freq_may_have(const freq_table *f, uint64_t h)
 static freq_slot *freq_find(const freq_table *f, uint64_t h)
 {
     if (!freq_may_have(f, h)) return NULL;
-    for (size_t i = freq_home(f, h);; i = (i + 1) & f->mask) {
+    for (size_t i = freq_home(f, h);; i = freq_next(f, i)) {
         freq_slot *s = &f->slot[i];
         if (!atomic_load_explicit(&s->n, memory_order_relaxed)) return NULL;
         if (s->key == h) return s;
@@ -369,30 +374,42 @@ static la_status counted_set(const near_ctx *c, size_t i, uint64_t **buf, size_t
     return *set ? LA_OK : la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
 }
 
-/* Insert shingle h into a table with room; add adds to its count. Returns its slot. One thread
- * builds the table, so its counts are read and written relaxed (a plain `+=` on the _Atomic count is
- * a locked add). */
-static size_t freq_insert(freq_table *f, uint64_t h, uint32_t add)
+/* A table of at least FREQ_PARTS * FREQ_PART_MIN slots is cut into FREQ_PARTS parts of its slots,
+ * each probed within itself: the held-out rows' shingles go into the parts on as many threads, each
+ * thread taking the shingles of its parts, in row order, whatever the thread count. */
+enum { FREQ_PARTS = 64, FREQ_PART_MIN = 4096 };
+
+/* Insert shingle h into the table; add adds to its count; *fill counts the keys of h's part (its
+ * table's with one part). Returns its slot, or SIZE_MAX when the part has no empty slot left for it
+ * (a probe needs one to end). Counts are read and written relaxed: one thread fills a part (a plain
+ * `+=` on the _Atomic count is a locked add). */
+static size_t freq_insert(freq_table *f, uint64_t h, uint32_t add, size_t *fill)
 {
     size_t i = freq_home(f, h);
     uint32_t n;
-    while ((n = atomic_load_explicit(&f->slot[i].n, memory_order_relaxed)) && f->slot[i].key != h) i = (i + 1) & f->mask;
+    while ((n = atomic_load_explicit(&f->slot[i].n, memory_order_relaxed)) && f->slot[i].key != h) i = freq_next(f, i);
     if (!n) {
+        if (*fill >= f->part_mask) return SIZE_MAX;
         f->slot[i].key = h;
-        f->keys++;
+        (*fill)++;
     }
     atomic_store_explicit(&f->slot[i].n, n + add, memory_order_relaxed);
     return i;
 }
 
-static la_status freq_alloc(freq_table *f, size_t cap)
+/* An empty table of cap slots, in parts (FREQ_PARTS of them when it is large enough) or not. */
+static la_status freq_alloc(freq_table *f, size_t cap, int parts)
 {
     free(f->slot);
-    f->slot = la_zalloc_n(cap, sizeof *f->slot);
+    /* count_held faults the pages of each part in, on the thread that fills it (la_zalloc_n) */
+    f->slot = la_calloc_n(cap, sizeof *f->slot);
     f->mask = cap - 1;
+    f->part_mask = parts && cap >= (size_t)FREQ_PARTS * FREQ_PART_MIN ? cap / FREQ_PARTS - 1 : cap - 1;
     f->keys = 0;
     return f->slot ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for a table of %zu held-out shingles", cap / 2);
 }
+
+static size_t freq_nparts(const freq_table *f) { return (f->mask + 1) / (f->part_mask + 1); }
 
 /* Whether held-out row i is listed under its shingles (freq_slot.at): a row that can be the
  * containing side of a containment pair, one of at least containment_min_shingles shingles. */
@@ -401,39 +418,150 @@ static int listed_row(const near_ctx *c, size_t i)
     return on_side(c, i, SIDE_HELD) && c->nsh[i] >= (uint32_t)c->p.containment_min_shingles;
 }
 
-/* The held-out rows' distinct shingles into the table; the slot of each shingle of a listed row, in
- * row order, into slots[0 .. listed), and the listed rows of each slot counted in its `at`. */
-static la_status count_held(near_ctx *c, uint32_t *slots, size_t listed)
+/* Building the table: its parts are cut into `groups` ranges, one an item of a parallel loop. Each
+ * group keeps, in row order, the slot and the row of every shingle of a listed row that falls in its
+ * parts (arrays of its own: a shared one would have both threads writing its lines). */
+typedef struct freq_group {
+    uint32_t *slot, *row;
+    size_t n, cap;
+    char pad[64];
+} freq_group;
+
+typedef struct freq_build {
+    near_ctx *c;
+    size_t groups;
+    freq_group g[FREQ_PARTS];
+    size_t fill[FREQ_PARTS];      /* keys per part */
+    size_t start[FREQ_PARTS + 1]; /* where each part's lists begin in held_rows */
+    int laying;                   /* layout_lists: count (0) or lay out (1) */
+    atomic_int overflow;          /* a part ran out of empty slots */
+} freq_build;
+
+static int group_add(freq_group *g, uint32_t slot, uint32_t row)
 {
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 4096;
+        uint32_t *s = la_realloc_n(g->slot, cap, sizeof *s);
+        if (s) g->slot = s;
+        uint32_t *r = s ? la_realloc_n(g->row, cap, sizeof *r) : NULL;
+        if (!r) return 0;
+        g->row = r;
+        g->cap = cap;
+    }
+    g->slot[g->n] = slot;
+    g->row[g->n++] = row;
+    return 1;
+}
+
+static void groups_free(freq_build *b)
+{
+    for (size_t g = 0; g < FREQ_PARTS; g++) {
+        free(b->g[g].slot);
+        free(b->g[g].row);
+    }
+}
+
+static void group_parts(const freq_build *b, size_t g, size_t *p0, size_t *p1)
+{
+    size_t np = freq_nparts(&b->c->freq);
+    *p0 = g * np / b->groups;
+    *p1 = (g + 1) * np / b->groups;
+}
+
+/* The held-out rows' distinct shingles of parts [p0, p1) into the table, in row order; the slot and
+ * row of each shingle of a listed row into the group's lists, and the listed rows of each slot
+ * counted in its `at`. */
+static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
+{
+    freq_build *b = ctx;
+    near_ctx *c = b->c;
     freq_table *f = &c->freq;
-    scratch *s = &c->sc[0];
-    size_t w = 0;
-    /* the inserts go to random slots of a table larger than the cache: each starts its slot's
-     * cache miss PROBE_AHEAD inserts early */
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->r[i].part != c->held) continue;
-        const uint64_t *set;
-        size_t n;
-        LA_TRY(counted_set(c, i, &s->sh, &s->shcap, &set, &n));
-        int listed_i = listed_row(c, i);
-        if (listed_i && (n != c->nsh[i] || n > listed - w))
-            return la_error(LA_EINTERNAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
-        for (size_t k = 0; k < n; k++) {
-            if (k + PROBE_AHEAD < n) LA_PREFETCH_WRITE(&f->slot[freq_home(f, set[k + PROBE_AHEAD])]);
-            size_t at = freq_insert(f, set[k], 1);
-            if (listed_i) {
-                slots[w++] = (uint32_t)at;
-                f->slot[at].at++; /* the slot's line is in the cache: the insert read it */
+    scratch *s = &c->sc[worker];
+    size_t shift = (size_t)__builtin_ctzll((unsigned long long)f->part_mask + 1);
+    for (size_t g = begin; g < end; g++) {
+        size_t p0, p1;
+        group_parts(b, g, &p0, &p1);
+        freq_group *grp = &b->g[g];
+        la_populate(&f->slot[p0 << shift], ((p1 - p0) << shift) * sizeof *f->slot);
+        /* the inserts go to random slots of a table larger than the cache: each starts its slot's
+         * cache miss PROBE_AHEAD shingles early, when it is one of this group's */
+        for (size_t i = 0; i < c->n; i++) {
+            if (c->r[i].part != c->held) continue;
+            const uint64_t *set;
+            size_t n;
+            LA_TRY(counted_set(c, i, &s->sh, &s->shcap, &set, &n));
+            int listed_i = listed_row(c, i);
+            if (listed_i && n != c->nsh[i])
+                return la_error(LA_EINTERNAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
+            for (size_t k = 0; k < n; k++) {
+                size_t part = freq_home(f, set[k]) >> shift;
+                if (k + PROBE_AHEAD < n) {
+                    size_t ahead = freq_home(f, set[k + PROBE_AHEAD]);
+                    if ((ahead >> shift) - p0 < p1 - p0) LA_PREFETCH_WRITE(&f->slot[ahead]);
+                }
+                if (part - p0 >= p1 - p0) continue;
+                size_t at = freq_insert(f, set[k], 1, &b->fill[part]);
+                if (at == SIZE_MAX) {
+                    atomic_store(&b->overflow, 1);
+                    return LA_OK;
+                }
+                if (listed_i) {
+                    if (!group_add(grp, (uint32_t)at, (uint32_t)i))
+                        return la_error(LA_ENOMEM, "near: out of memory listing the held-out rows' shingles");
+                    f->slot[at].at++; /* the slot's line is in the cache: the insert read it */
+                }
             }
         }
     }
     return LA_OK;
 }
 
-/* A table less than a quarter full is built again half full: it spans fewer cache lines for the
- * other side's probes. slots[0 .. listed) follow their shingles to their new slots. */
-static la_status fit_freq(freq_table *f, uint32_t *slots, size_t listed)
+/* After the table was built again: every entry's slot mapped to its new one (through the old slot's
+ * rank), and the entries gathered in one group, in row order (a merge of the groups by row: the
+ * entries of one row are in one group each, so a stable merge keeps them in their shingles' order
+ * within the group, which the lists do not depend on). */
+static la_status regroup(freq_build *b, const uint32_t *rank, const uint32_t *moved)
 {
+    size_t total = 0;
+    for (size_t g = 0; g < b->groups; g++) total += b->g[g].n;
+    freq_group all = {0};
+    all.slot = la_malloc_n(total, sizeof *all.slot);
+    all.row = la_malloc_n(total, sizeof *all.row);
+    if (!all.slot || !all.row) {
+        free(all.slot);
+        free(all.row);
+        return la_error(LA_ENOMEM, "near: out of memory listing the held-out rows' shingles");
+    }
+    size_t at[FREQ_PARTS] = {0};
+    for (;;) {
+        /* the group whose next entry has the lowest row */
+        size_t best = SIZE_MAX;
+        for (size_t g = 0; g < b->groups; g++)
+            if (at[g] < b->g[g].n && (best == SIZE_MAX || b->g[g].row[at[g]] < b->g[best].row[at[best]])) best = g;
+        if (best == SIZE_MAX) break;
+        freq_group *src = &b->g[best];
+        uint32_t row = src->row[at[best]];
+        while (at[best] < src->n && src->row[at[best]] == row) {
+            all.slot[all.n] = moved[rank[src->slot[at[best]]]];
+            all.row[all.n++] = row;
+            at[best]++;
+        }
+    }
+    all.cap = total;
+    groups_free(b);
+    memset(b->g, 0, sizeof b->g);
+    b->g[0] = all;
+    b->groups = 1;
+    return LA_OK;
+}
+
+/* A table less than a quarter full is built again half full: it spans fewer cache lines for the
+ * other side's probes. The groups' slots follow their shingles to their new slots, and move to the
+ * groups of the new parts (in row order still: each group's entries are, and a part's entries come
+ * from one group). */
+static la_status fit_freq(freq_build *b)
+{
+    freq_table *f = &b->c->freq;
     size_t cap = f->mask + 1, fit = 16;
     while (fit < 2 * f->keys) fit <<= 1;
     if (4 * f->keys >= cap) return LA_OK;
@@ -451,78 +579,136 @@ static la_status fit_freq(freq_table *f, uint32_t *slots, size_t listed)
         }
     freq_slot *old = f->slot;
     f->slot = NULL;
-    la_status st = freq_alloc(f, fit);
-    for (size_t i = 0; st == LA_OK && i < nk; i++) {
-        if (i + PROBE_AHEAD < nk) LA_PREFETCH_WRITE(&f->slot[freq_home(f, old[i + PROBE_AHEAD].key)]);
-        moved[i] = (uint32_t)freq_insert(f, old[i].key, old[i].n);
-        f->slot[moved[i]].at = old[i].at;
+    la_status st = LA_OK;
+    /* in parts, as the table was filled; should a part run out of room (the keys are hashes: they
+     * do not crowd one part), in one */
+    for (int parts = 1; parts >= 0; parts--) {
+        if ((st = freq_alloc(f, fit, parts)) != LA_OK) break;
+        size_t fill[FREQ_PARTS] = {0}, shift = (size_t)__builtin_ctzll((unsigned long long)f->part_mask + 1), i;
+        for (i = 0; i < nk; i++) {
+            if (i + PROBE_AHEAD < nk) LA_PREFETCH_WRITE(&f->slot[freq_home(f, old[i + PROBE_AHEAD].key)]);
+            size_t at = freq_insert(f, old[i].key, old[i].n, &fill[freq_home(f, old[i].key) >> shift]);
+            if (at == SIZE_MAX) break;
+            moved[i] = (uint32_t)at;
+            f->slot[at].at = old[i].at;
+        }
+        if (i == nk) break;
     }
-    for (size_t j = 0; st == LA_OK && j < listed; j++) slots[j] = moved[rank[slots[j]]];
+    f->keys = nk;
+    if (st == LA_OK && 4 * f->keys < cap) st = regroup(b, rank, moved);
     free(old);
     free(rank);
     free(moved);
     return st;
 }
 
-/* The listed rows of every shingle (in row order) into held_rows, each slot's list starting at its
- * `at`: the count, then the rows. slots[0 .. listed) and the counts in `at` as count_held left
- * them. */
-static la_status list_held_rows(near_ctx *c, const uint32_t *slots, size_t listed)
+/* Each part's lists, in slot order: with b->laying 0, the room they take counted into
+ * start[part + 1]; with 1, laid out from start[part] (the count, then room for the rows), each
+ * slot's `at` left at its list's end. */
+static la_status layout_lists(void *ctx, int worker, size_t begin, size_t end)
 {
-    freq_table *f = &c->freq;
-    size_t total = 1;
-    for (size_t i = 0; i <= f->mask; i++)
-        if (f->slot[i].at) total += 1 + (size_t)f->slot[i].at;
+    freq_build *b = ctx;
+    freq_table *f = &b->c->freq;
+    (void)worker;
+    size_t size = f->part_mask + 1;
+    for (size_t g = begin; g < end; g++) {
+        size_t p0, p1;
+        group_parts(b, g, &p0, &p1);
+        for (size_t p = p0; p < p1; p++) {
+            size_t at = b->laying ? b->start[p] : 0;
+            for (size_t i = p * size; i < (p + 1) * size; i++) {
+                uint32_t k = f->slot[i].at;
+                if (!k) continue;
+                if (b->laying) f->held_rows[at] = k;
+                at += 1 + (size_t)k;
+                if (b->laying) f->slot[i].at = (uint32_t)at;
+            }
+            if (!b->laying) b->start[p + 1] = at;
+        }
+    }
+    return LA_OK;
+}
+
+/* The listed rows go in from the back, the last row first, which leaves `at` one past the count and
+ * the rows ascending; then `at` is moved back onto the count. Each group fills the slots of its
+ * entries, which are those of its parts. */
+static la_status fill_lists(void *ctx, int worker, size_t begin, size_t end)
+{
+    freq_build *b = ctx;
+    freq_table *f = &b->c->freq;
+    (void)worker;
+    size_t size = f->part_mask + 1;
+    for (size_t g = begin; g < end; g++) {
+        const freq_group *grp = &b->g[g];
+        for (size_t j = grp->n; j-- > 0;) {
+            /* the slots are random lines of a table larger than the cache: start their misses early */
+            if (j >= PROBE_AHEAD) LA_PREFETCH_WRITE(&f->slot[grp->slot[j - PROBE_AHEAD]]);
+            f->held_rows[--f->slot[grp->slot[j]].at] = grp->row[j];
+        }
+        size_t p0, p1;
+        group_parts(b, g, &p0, &p1);
+        for (size_t i = p0 * size; i < p1 * size; i++)
+            if (f->slot[i].at) f->slot[i].at--;
+    }
+    return LA_OK;
+}
+
+/* The listed rows of every shingle (in row order) into held_rows, each slot's list starting at its
+ * `at`: the count, then the rows; lists in slot order. The groups' entries and the counts in `at`
+ * as count_held left them. */
+static la_status list_held_rows(freq_build *b)
+{
+    freq_table *f = &b->c->freq;
+    int nt = (int)b->groups;
+    b->laying = 0;
+    LA_TRY(la_parallel_for(nt, b->groups, 1, layout_lists, b));
+    size_t np = freq_nparts(f);
+    b->start[0] = 1; /* entry 0 unused: `at` 0 is no list */
+    for (size_t p = 0; p < np; p++) b->start[p + 1] += b->start[p];
+    size_t total = b->start[np];
     if (total > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingle entries: at most 2^32 - 1", total);
     if (!(f->held_rows = la_malloc_n(total, sizeof *f->held_rows)))
         return la_error(LA_ENOMEM, "near: out of memory for %zu held-out shingle entries", total);
     f->held_rows[0] = 0;
-    /* each list's count, and its slot's `at` at the list's end: the rows go in from the back, the
-     * last row first, which leaves `at` one past the count and the rows ascending */
-    size_t end = 1;
-    for (size_t i = 0; i <= f->mask; i++) {
-        uint32_t k = f->slot[i].at;
-        if (!k) continue;
-        f->held_rows[end] = k;
-        end += 1 + (size_t)k;
-        f->slot[i].at = (uint32_t)end;
-    }
-    size_t j = listed;
-    for (size_t i = c->n; i-- > 0;) {
-        if (!listed_row(c, i)) continue;
-        for (uint32_t q = 0; q < c->nsh[i]; q++) {
-            /* the slots are random lines of a table larger than the cache: start their misses early */
-            if (j > PROBE_AHEAD) LA_PREFETCH_WRITE(&f->slot[slots[j - 1 - PROBE_AHEAD]]);
-            freq_slot *s = &f->slot[slots[--j]];
-            f->held_rows[--s->at] = (uint32_t)i;
-        }
-    }
-    for (size_t i = 0; i <= f->mask; i++)
-        if (f->slot[i].at) f->slot[i].at--;
-    return LA_OK;
+    b->laying = 1;
+    LA_TRY(la_parallel_for(nt, b->groups, 1, layout_lists, b));
+    return la_parallel_for(nt, b->groups, 1, fill_lists, b);
 }
 
 /* The frequency table of the held-out rows' shingles, counting the held-out rows (signed before
- * this), with the listed rows of each; the other side's rows add their counts as they are signed. */
+ * this), with the listed rows of each; the other side's rows add their counts as they are signed.
+ * With the shingle sets kept, the parts of the table fill on every thread; without, on one (each
+ * thread would shingle every held-out row again). The table is the same at any thread count. */
 static la_status build_freq(near_ctx *c)
 {
     freq_table *f = &c->freq;
-    size_t most = 0, listed = 0;
-    for (size_t i = 0; i < c->n; i++) {
+    size_t most = 0;
+    for (size_t i = 0; i < c->n; i++)
         if (c->r[i].part == c->held && c->r[i].norm) most += c->nsh[i] ? c->nsh[i] : la_shingle_bound(c->r[i].norm_len);
-        if (listed_row(c, i)) listed += c->nsh[i];
-    }
     /* at most 80 % full even if every shingle were distinct; most repeat across rows */
     size_t cap = 16;
     while (cap < most + most / 4) cap <<= 1;
     if (cap > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingles: more than a table of 2^31 slots holds", most);
-    uint32_t *slots = la_malloc_n(listed, sizeof *slots);
-    if (!slots) return la_error(LA_ENOMEM, "near: out of memory for %zu held-out shingle entries", listed);
-    la_status st = freq_alloc(f, cap);
-    if (st == LA_OK) st = count_held(c, slots, listed);
-    if (st == LA_OK) st = fit_freq(f, slots, listed);
-    if (st == LA_OK) st = list_held_rows(c, slots, listed);
-    free(slots);
+    freq_build *b = calloc(1, sizeof *b);
+    la_status st = b ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for the held-out shingles' table");
+    /* in parts; should one run out of room (the keys are hashes: they do not crowd one part), in one */
+    for (int parts = 1; st == LA_OK && parts >= 0; parts--) {
+        if ((st = freq_alloc(f, cap, parts)) != LA_OK) break;
+        if (b->groups) groups_free(b);
+        *b = (freq_build){.c = c};
+        b->groups = c->set ? (size_t)c->nthreads : 1;
+        if (b->groups > freq_nparts(f)) b->groups = freq_nparts(f);
+        st = la_parallel_for((int)b->groups, b->groups, 1, count_held, b);
+        if (st == LA_OK && !atomic_load(&b->overflow)) break;
+    }
+    if (st == LA_OK && atomic_load(&b->overflow)) st = la_error(LA_EINTERNAL, "near: the held-out shingles' table is full");
+    if (st == LA_OK) {
+        for (size_t p = 0; p < freq_nparts(f); p++) f->keys += b->fill[p];
+        st = fit_freq(b);
+    }
+    if (st == LA_OK) st = list_held_rows(b);
+    if (b) groups_free(b);
+    free(b);
     LA_TRY(st);
     f->filter_log2 = FILTER_MIN_LOG2;
     while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
@@ -530,8 +716,8 @@ static la_status build_freq(near_ctx *c)
     if (!f->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
     for (size_t i = 0; i <= f->mask; i++)
         if (f->slot[i].n) {
-            size_t b = freq_bit(f, f->slot[i].key);
-            f->filter[b >> 6] |= 1ull << (b & 63);
+            size_t bit = freq_bit(f, f->slot[i].key);
+            f->filter[bit >> 6] |= 1ull << (bit & 63);
         }
     return LA_OK;
 }

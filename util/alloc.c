@@ -29,8 +29,10 @@ void *la_zalloc_n(size_t n, size_t size)
 {
     size_t bytes;
     if (!la_size_mul(n ? n : 1, size ? size : 1, &bytes)) return NULL;
-    void *p = malloc(bytes);
-    if (p) memset(p, 0, bytes);
+    /* calloc leaves fresh pages unmapped (they read as zeros) and clears reused memory; the fresh
+     * ones are then faulted in for writing, in one call */
+    void *p = calloc(1, bytes);
+    if (p) la_populate(p, bytes);
     return p;
 }
 

@@ -27,10 +27,11 @@ void *la_malloc_n(size_t n, size_t size);
 void *la_malloc_nm(size_t n, size_t m, size_t size);
 /* calloc of n elements of `size` bytes (at least one element); NULL on overflow or no memory. */
 void *la_calloc_n(size_t n, size_t size);
-/* Zeroed memory as la_calloc_n, its pages written now: for a table whose slots are read before they
- * are written (a probe, a `|=`). Fresh pages from calloc map the shared zero page on a read and are
- * copied on the first write: two faults a page, and with other threads of the process running, a
- * flush of their TLBs (an interrupt to each CPU, costly in a virtual machine). */
+/* Zeroed memory as la_calloc_n, its pages faulted in for writing now (la_populate): for a table
+ * whose slots are read before they are written (a probe, a `|=`). calloc leaves fresh pages
+ * unmapped: the first read of one maps the shared zero page, which the first write then copies: two
+ * faults a page, and with other threads of the process running, a flush of their TLBs (an interrupt
+ * to each CPU, costly in a virtual machine). */
 void *la_zalloc_n(size_t n, size_t size);
 /* Fault in the pages of [p, p + n) that lie wholly inside it for writing, in one call where the
  * kernel can (MADV_POPULATE_WRITE, Linux 5.14), for memory about to be filled from its start: one
