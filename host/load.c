@@ -877,6 +877,8 @@ static void note_stored(la_file_info *fi, const la_input *in)
  * never held whole, only its rows. LEAKAUDIT_READ_BLOCK=N sets another size (at least 64; 0 reads
  * every file whole), for the tests that cut small files into many blocks. */
 #define LOAD_BLOCK_BYTES ((size_t)32 << 20)
+/* The most the first read of an input takes (LOAD_BLOCK_BYTES the others). */
+#define LOAD_FIRST_READ ((size_t)4 << 20)
 
 static size_t load_block_bytes(void)
 {
@@ -911,9 +913,12 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
      * file be read whole after all, that read takes its own */
     la_input_blocks_defer_hash(&b);
     size_t first_len = plain && !b.is_stdin && b.size < block ? (size_t)b.size + 1 : block;
+    /* a large input's first read takes part of a block: its lines are parsed while the rest is
+     * read (la_jsonl_each_read reads ahead with two threads or more) */
+    size_t first_read = first_len > LOAD_FIRST_READ ? LOAD_FIRST_READ : first_len;
     char *buf = malloc(first_len + 1);
     size_t got = 0;
-    la_status st = buf ? la_input_blocks_read(&b, buf, first_len, &got)
+    la_status st = buf ? la_input_blocks_read(&b, buf, first_read, &got)
                        : la_error(LA_ENOMEM, "%s: out of memory", path);
     if (st != LA_OK) {
         free(buf);
@@ -921,7 +926,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         return st;
     }
     buf[got] = '\0';
-    int eof = got < first_len;
+    int eof = got < first_read;
     la_input first = {.data = buf, .len = got};
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &first) : L->opts.format;
     /* the probe for ids over the block's complete lines, without touching the table */

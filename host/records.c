@@ -763,6 +763,8 @@ typedef struct read_ahead {
     void *more_ctx;
     char *dst;
     size_t len, cap; /* dst holds len bytes (the unfinished line), room for cap */
+    size_t most;     /* the most to read: twice the block before (a small first block is parsed
+                        while a larger one is read, and so on up to the buffer's size) */
     size_t got;
     la_status st;
     char err[1024];
@@ -782,7 +784,8 @@ static la_status buffer_room(char **buf, size_t *cap, size_t need, const char *p
 static void *read_ahead_run(void *arg)
 {
     read_ahead *r = arg;
-    r->st = r->more(r->more_ctx, r->dst + r->len, r->cap - r->len - 1, &r->got);
+    size_t room = r->cap - r->len - 1;
+    r->st = r->more(r->more_ctx, r->dst + r->len, room < r->most ? room : r->most, &r->got);
     if (r->st != LA_OK) snprintf(r->err, sizeof r->err, "%s", la_last_error());
     return NULL;
 }
@@ -827,7 +830,8 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
         if (!eof && j.nt > 1 && end > buf + pos) {
             if ((st = buffer_room(&other, &other_cap, next_cap, path)) != LA_OK) break;
             memcpy(other, end, rest);
-            ra = (read_ahead){.more = more, .more_ctx = more_ctx, .dst = other, .len = rest, .cap = other_cap};
+            ra = (read_ahead){.more = more, .more_ctx = more_ctx, .dst = other, .len = rest, .cap = other_cap,
+                              .most = 2 * (len - rest) > ((size_t)1 << 20) ? 2 * (len - rest) : (size_t)1 << 20};
             ahead = pthread_create(&ra.t, NULL, read_ahead_run, &ra) == 0;
         }
         if (pipe->origin) *pipe->origin = (la_block_origin){buf, base};
