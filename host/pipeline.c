@@ -615,55 +615,62 @@ la_status la_write_manifest(la_outdir *od, const char *name, const la_report *r,
     return s;
 }
 
-/* The two halves of an audit's files, written at the same time when the audit has two threads or
- * more: the reports and link lists (rendered in memory), and the manifests (copies of the input
- * rows, most of the bytes). */
+/* An audit's files, one an item of a parallel loop, written at the same time when the audit has two
+ * threads or more: the manifests (copies of the input rows, most of the bytes) first, the one of
+ * most rows first, then the reports and link lists (rendered in memory), the longest first. On one
+ * thread the disk writes the manifests' bytes while the reports render; on more, the threads take
+ * the files in that order as they come free, which evens out their work. */
+enum { REPORT_FILES = 10 };
+
 typedef struct write_job {
     const la_audit_state *st;
     la_outdir *od;
+    uint32_t *manifests;     /* outcomes (LA_OUT_QUARANTINE, partitions) by rows, the most first */
+    size_t nmanifests;
 } write_job;
 
-static la_status write_reports(const write_job *w)
+static la_status write_manifest_of(const write_job *w, uint32_t out)
+{
+    const la_report *r = &w->st->report;
+    if (out == LA_OUT_QUARANTINE) return la_write_manifest(w->od, "quarantine.jsonl", r, out);
+    char name[96];
+    snprintf(name, sizeof name, "%s.jsonl", la_table_part_name(r->table, out));
+    return la_write_manifest(w->od, name, r, out);
+}
+
+/* Report file k (0 .. REPORT_FILES - 1); LA_OK with nothing written when it has none. */
+static la_status write_report(const write_job *w, size_t k)
 {
     const la_audit_state *st = w->st;
     const la_report *r = &st->report;
     const la_tier_out *near = &st->near, *sem = &st->semantic;
+    if (k == 8) return sem->json.n ? la_outdir_write(w->od, "nearest.jsonl", &sem->extra) : LA_OK;
+    if (k == 9) return near->json.n && near->extra.n ? la_outdir_write(w->od, "within_pairs.jsonl", &near->extra) : LA_OK;
     la_buf b = {0};
     la_status s = LA_OK;
 #define EMIT(name, call) LA_OUTDIR_EMIT(w->od, s, &b, name, call)
-    EMIT("report.json", la_report_json(r, &b));
-    EMIT("report.md", la_report_md(r, &b));
-    EMIT("report.html", la_report_html(r, &b));
-    EMIT("report.junit.xml", la_report_junit(r, &b));
-    EMIT("pairs.jsonl", la_report_pairs_jsonl(r, &b));
-    EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b));
-    EMIT("clusters.jsonl", la_report_clusters_jsonl(r, &b));
-    EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b));
+    switch (k) {
+    case 0: EMIT("report.html", la_report_html(r, &b)); break;
+    case 1: EMIT("assignments.jsonl", la_report_assignments_jsonl(r, &b)); break;
+    case 2: EMIT("pairs.jsonl", la_report_pairs_jsonl(r, &b)); break;
+    case 3: EMIT("clusters.jsonl", la_report_clusters_jsonl(r, &b)); break;
+    case 4: EMIT("report.json", la_report_json(r, &b)); break;
+    case 5: EMIT("report.md", la_report_md(r, &b)); break;
+    case 6: EMIT("report.junit.xml", la_report_junit(r, &b)); break;
+    default: EMIT("rejects.jsonl", la_report_rejects_jsonl(r, &b)); break;
+    }
 #undef EMIT
-    if (s == LA_OK && sem->json.n) s = la_outdir_write(w->od, "nearest.jsonl", &sem->extra);
-    if (s == LA_OK && near->json.n && near->extra.n) s = la_outdir_write(w->od, "within_pairs.jsonl", &near->extra);
     la_buf_free(&b);
     return s;
 }
 
-static la_status write_manifests(const write_job *w)
+static la_status write_file(void *ctx, int worker, size_t begin, size_t end)
 {
-    const la_report *r = &w->st->report;
-    la_status s = la_write_manifest(w->od, "quarantine.jsonl", r, LA_OUT_QUARANTINE);
-    for (uint32_t p = 0; p < la_table_npart(r->table) && s == LA_OK; p++) {
-        char name[96];
-        snprintf(name, sizeof name, "%s.jsonl", la_table_part_name(r->table, p));
-        s = la_write_manifest(w->od, name, r, p);
-    }
-    return s;
-}
-
-static la_status write_half(void *ctx, int worker, size_t begin, size_t end)
-{
+    const write_job *w = ctx;
     (void)worker;
     la_status s = LA_OK;
-    /* the manifests first: on one thread the disk then writes their bytes while the reports render */
-    for (size_t k = begin; k < end && s == LA_OK; k++) s = k == 0 ? write_manifests(ctx) : write_reports(ctx);
+    for (size_t k = begin; k < end && s == LA_OK; k++)
+        s = k < w->nmanifests ? write_manifest_of(w, w->manifests[k]) : write_report(w, k - w->nmanifests);
     return s;
 }
 
@@ -673,8 +680,31 @@ la_status la_audit_write(const la_audit_state *st, const char *dir)
     la_outdir od;
     la_progress_begin(st->progress, "write", 0, "files", 0);
     LA_TRY(la_outdir_begin(dir, &od));
-    write_job w = {st, &od};
-    la_status s = la_parallel_for(st->exec.threads, 2, 1, write_half, &w);
+    const la_report *r = &st->report;
+    uint32_t np = la_table_npart(r->table);
+    write_job w = {st, &od, la_malloc_n((size_t)np + 1, sizeof *w.manifests), 0};
+    size_t *rows = la_calloc_n((size_t)np + 1, sizeof *rows);
+    la_status s = w.manifests && rows ? LA_OK : la_error(LA_ENOMEM, "out of memory writing %s", dir);
+    if (s == LA_OK) {
+        /* rows per outcome: index np counts the quarantine */
+        for (size_t i = 0, n = la_table_nrows(r->table); i < n; i++) {
+            uint32_t out = r->audit->out[i];
+            rows[out == LA_OUT_QUARANTINE ? np : out < np ? out : np]++;
+        }
+        w.manifests[w.nmanifests++] = LA_OUT_QUARANTINE;
+        for (uint32_t p = 0; p < np; p++) w.manifests[w.nmanifests++] = p;
+        /* the manifest of most rows first, ties in that order (insertion sort: a few of them) */
+        for (size_t i = 1; i < w.nmanifests; i++)
+            for (size_t k = i; k > 0; k--) {
+                uint32_t a = w.manifests[k - 1], b = w.manifests[k];
+                if (rows[b == LA_OUT_QUARANTINE ? np : b] <= rows[a == LA_OUT_QUARANTINE ? np : a]) break;
+                w.manifests[k - 1] = b;
+                w.manifests[k] = a;
+            }
+        s = la_parallel_for(st->exec.threads, w.nmanifests + REPORT_FILES, 1, write_file, &w);
+    }
+    free(w.manifests);
+    free(rows);
     s = la_outdir_finish(&od, s);
     la_progress_end(st->progress, s == LA_OK ? dir : NULL);
     return s;
