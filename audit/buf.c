@@ -2,6 +2,7 @@
 #include "buf.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,12 +74,30 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+/* Where the loop below must look at bytes one by one, from i: the start of the first eight bytes
+ * that hold '"', '\\', a control character, DEL or a byte from 0x80 (a UTF-8 sequence), or of the
+ * last fewer than eight; the bytes before it are copied as they are. A byte below 0x20 or equal to
+ * one of the three sets the high bit of its lane in the tests below, a byte from 0x80 has it. */
+static size_t plain_run(const unsigned char *u, size_t i, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, u + i, sizeof x);
+        uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\'), del = x ^ (ones * 0x7F);
+        uint64_t special = (x | ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((del - ones) & ~del)) & highs;
+        if (special) break;
+    }
+    return i;
+}
+
 void la_buf_json_strn(la_buf *b, const char *s, size_t n)
 {
     la_buf_putc(b, '"');
     const unsigned char *u = (const unsigned char *)s;
     size_t start = 0, i = 0;
     while (i < n) {
+        if ((i = plain_run(u, i, n)) >= n) break;
         unsigned char c = u[i];
         const char *esc = NULL;
         char tmp[8];
