@@ -421,8 +421,12 @@ static int listed_row(const near_ctx *c, size_t i)
 /* Building the table: its parts are cut into `groups` ranges, one an item of a parallel loop. Each
  * group keeps, in row order, the slot and the row of every shingle of a listed row that falls in its
  * parts (arrays of its own: a shared one would have both threads writing its lines). */
+typedef struct freq_entry {
+    uint32_t slot, row;
+} freq_entry;
+
 typedef struct freq_group {
-    uint32_t *slot, *row;
+    freq_entry *e;
     size_t n, cap;
     char pad[64];
 } freq_group;
@@ -437,28 +441,9 @@ typedef struct freq_build {
     atomic_int overflow;          /* a part ran out of empty slots */
 } freq_build;
 
-static int group_add(freq_group *g, uint32_t slot, uint32_t row)
-{
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 4096;
-        uint32_t *s = la_realloc_n(g->slot, cap, sizeof *s);
-        if (s) g->slot = s;
-        uint32_t *r = s ? la_realloc_n(g->row, cap, sizeof *r) : NULL;
-        if (!r) return 0;
-        g->row = r;
-        g->cap = cap;
-    }
-    g->slot[g->n] = slot;
-    g->row[g->n++] = row;
-    return 1;
-}
-
 static void groups_free(freq_build *b)
 {
-    for (size_t g = 0; g < FREQ_PARTS; g++) {
-        free(b->g[g].slot);
-        free(b->g[g].row);
-    }
+    for (size_t g = 0; g < FREQ_PARTS; g++) free(b->g[g].e);
 }
 
 static void group_parts(const freq_build *b, size_t g, size_t *p0, size_t *p1)
@@ -506,8 +491,9 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
                     return LA_OK;
                 }
                 if (listed_i) {
-                    if (!group_add(grp, (uint32_t)at, (uint32_t)i))
+                    if (!la_grow((void **)&grp->e, &grp->cap, grp->n + 1, sizeof *grp->e, 4096))
                         return la_error(LA_ENOMEM, "near: out of memory listing the held-out rows' shingles");
+                    grp->e[grp->n++] = (freq_entry){(uint32_t)at, (uint32_t)i};
                     f->slot[at].at++; /* the slot's line is in the cache: the insert read it */
                 }
             }
@@ -525,27 +511,19 @@ static la_status regroup(freq_build *b, const uint32_t *rank, const uint32_t *mo
     size_t total = 0;
     for (size_t g = 0; g < b->groups; g++) total += b->g[g].n;
     freq_group all = {0};
-    all.slot = la_malloc_n(total, sizeof *all.slot);
-    all.row = la_malloc_n(total, sizeof *all.row);
-    if (!all.slot || !all.row) {
-        free(all.slot);
-        free(all.row);
+    if (!(all.e = la_malloc_n(total, sizeof *all.e)))
         return la_error(LA_ENOMEM, "near: out of memory listing the held-out rows' shingles");
-    }
     size_t at[FREQ_PARTS] = {0};
     for (;;) {
         /* the group whose next entry has the lowest row */
         size_t best = SIZE_MAX;
         for (size_t g = 0; g < b->groups; g++)
-            if (at[g] < b->g[g].n && (best == SIZE_MAX || b->g[g].row[at[g]] < b->g[best].row[at[best]])) best = g;
+            if (at[g] < b->g[g].n && (best == SIZE_MAX || b->g[g].e[at[g]].row < b->g[best].e[at[best]].row)) best = g;
         if (best == SIZE_MAX) break;
-        freq_group *src = &b->g[best];
-        uint32_t row = src->row[at[best]];
-        while (at[best] < src->n && src->row[at[best]] == row) {
-            all.slot[all.n] = moved[rank[src->slot[at[best]]]];
-            all.row[all.n++] = row;
-            at[best]++;
-        }
+        const freq_group *src = &b->g[best];
+        uint32_t row = src->e[at[best]].row;
+        for (; at[best] < src->n && src->e[at[best]].row == row; at[best]++)
+            all.e[all.n++] = (freq_entry){moved[rank[src->e[at[best]].slot]], row};
     }
     all.cap = total;
     groups_free(b);
@@ -642,8 +620,8 @@ static la_status fill_lists(void *ctx, int worker, size_t begin, size_t end)
         const freq_group *grp = &b->g[g];
         for (size_t j = grp->n; j-- > 0;) {
             /* the slots are random lines of a table larger than the cache: start their misses early */
-            if (j >= PROBE_AHEAD) LA_PREFETCH_WRITE(&f->slot[grp->slot[j - PROBE_AHEAD]]);
-            f->held_rows[--f->slot[grp->slot[j]].at] = grp->row[j];
+            if (j >= PROBE_AHEAD) LA_PREFETCH_WRITE(&f->slot[grp->e[j - PROBE_AHEAD].slot]);
+            f->held_rows[--f->slot[grp->e[j].slot].at] = grp->e[j].row;
         }
         size_t p0, p1;
         group_parts(b, g, &p0, &p1);
