@@ -674,6 +674,10 @@ static la_status write_file(void *ctx, int worker, size_t begin, size_t end)
     return s;
 }
 
+/* Where an outcome's row count is kept: a partition's at its index, the quarantine's after the np
+ * partitions'. */
+static size_t outcome_slot(uint32_t out, uint32_t np) { return out < np ? out : np; }
+
 la_status la_audit_write(const la_audit_state *st, const char *dir)
 {
     if (st->partial.shard.count) return write_shard(st, dir);
@@ -686,20 +690,16 @@ la_status la_audit_write(const la_audit_state *st, const char *dir)
     size_t *rows = la_calloc_n((size_t)np + 1, sizeof *rows);
     la_status s = w.manifests && rows ? LA_OK : la_error(LA_ENOMEM, "out of memory writing %s", dir);
     if (s == LA_OK) {
-        /* rows per outcome: index np counts the quarantine */
-        for (size_t i = 0, n = la_table_nrows(r->table); i < n; i++) {
-            uint32_t out = r->audit->out[i];
-            rows[out == LA_OUT_QUARANTINE ? np : out < np ? out : np]++;
-        }
+        /* rows per outcome, each outcome's count at outcome_slot */
+        for (size_t i = 0, n = la_table_nrows(r->table); i < n; i++) rows[outcome_slot(r->audit->out[i], np)]++;
         w.manifests[w.nmanifests++] = LA_OUT_QUARANTINE;
         for (uint32_t p = 0; p < np; p++) w.manifests[w.nmanifests++] = p;
         /* the manifest of most rows first, ties in that order (insertion sort: a few of them) */
         for (size_t i = 1; i < w.nmanifests; i++)
-            for (size_t k = i; k > 0; k--) {
-                uint32_t a = w.manifests[k - 1], b = w.manifests[k];
-                if (rows[b == LA_OUT_QUARANTINE ? np : b] <= rows[a == LA_OUT_QUARANTINE ? np : a]) break;
-                w.manifests[k - 1] = b;
-                w.manifests[k] = a;
+            for (size_t k = i; k > 0 && rows[outcome_slot(w.manifests[k], np)] > rows[outcome_slot(w.manifests[k - 1], np)]; k--) {
+                uint32_t t = w.manifests[k];
+                w.manifests[k] = w.manifests[k - 1];
+                w.manifests[k - 1] = t;
             }
         s = la_parallel_for(st->exec.threads, w.nmanifests + REPORT_FILES, 1, write_file, &w);
     }
