@@ -5,6 +5,7 @@
  * parses a block at a time (records.h), so that a large input is never held whole.
  */
 #include "input.h"
+#include "la_alloc.h"
 
 #include <errno.h>
 #include "la_blake2b.h"
@@ -462,6 +463,9 @@ la_status la_input_blocks_read(void *ctx, char *dst, size_t cap, size_t *got)
     la_input_blocks *b = ctx;
     size_t r = 0;
     if (!b->z) {
+        /* the bytes the file still holds, as it was opened: their pages faulted in with one call
+         * rather than one fault a page as the read reaches them */
+        if (!b->is_stdin && b->size > b->stored) la_populate(dst, b->size - b->stored < cap ? (size_t)(b->size - b->stored) : cap);
         LA_TRY(read_stored(b, dst, cap, &r));
     } else {
         while (r < cap && !b->done) {

@@ -955,6 +955,13 @@ static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
 static la_status store_batch(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
+    if (c->set && end > begin) {
+        /* the item's sets are one run of the cache (place_sets): its fresh pages faulted in with one
+         * call, on this worker, rather than one fault a page as the copies reach them */
+        uint32_t first = c->brow[begin], last = c->brow[end - 1];
+        size_t from = c->set_start[first], to = c->set_start[last] + c->nsh[last];
+        if (to > from) la_populate(c->set + from, (to - from) * sizeof *c->set);
+    }
     for (size_t j = begin; j < end; j++) {
         uint32_t i = c->brow[j];
         c->simh[i] = c->bsimh[j];

@@ -40,7 +40,7 @@ void la_populate(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
     enum { PAGE = 4096 };
-    if (n < ((size_t)64 << 10)) return;
+    if (n < ((size_t)16 << 10)) return;
     uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(uintptr_t)(PAGE - 1), e = ((uintptr_t)p + n) & ~(uintptr_t)(PAGE - 1);
     if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 #else
