@@ -561,6 +561,30 @@ static void filter_add(df_table *t, uint64_t k)
     t->filter[b >> 6] |= 1ull << (b & 63);
 }
 
+/* filter_add for threads that share the filter: a bit already set is not written again. */
+static void filter_add_shared(df_table *t, uint64_t k)
+{
+    size_t b = filter_bit(t, k);
+    uint64_t bit = 1ull << (b & 63);
+    if (!(__atomic_load_n(&t->filter[b >> 6], __ATOMIC_RELAXED) & bit)) __atomic_fetch_or(&t->filter[b >> 6], bit, __ATOMIC_RELAXED);
+}
+
+/* df_insert for threads that insert at once: a slot is claimed by compare and swap; the keys end
+ * in other slots than one thread would put them in, and a key's slot is all a probe depends on.
+ * The table must not fill up (df_build's parallel fill stops at three quarters). */
+static int df_insert_shared(df_table *t, uint64_t k)
+{
+    k = live_key(k);
+    for (size_t i = df_index(k) & t->mask;; i = (i + 1) & t->mask) {
+        uint64_t have = __atomic_load_n(&t->e[i].key, __ATOMIC_RELAXED);
+        if (have == k) return 0;
+        if (!have) {
+            if (__atomic_compare_exchange_n(&t->e[i].key, &have, k, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return 1;
+            if (have == k) return 0;
+        }
+    }
+}
+
 /* Key k into a table with room; returns 1 when it was not there yet. */
 static int df_insert(df_table *t, uint64_t k)
 {
@@ -636,6 +660,8 @@ typedef struct grade_ctx {
     size_t nlinked;
     row_set *sets;
     _Atomic size_t rows_counted;
+    _Atomic size_t df_used;  /* parallel df_build: the keys inserted, as each thread reports them */
+    _Atomic int df_full;     /* parallel df_build: the table passed three quarters full */
     _Atomic size_t template_numbers;
     _Atomic size_t slot_upgrades;
     _Atomic size_t digits_related;
@@ -981,23 +1007,87 @@ static la_status check_params(const la_grade_params *p)
     return LA_OK;
 }
 
+/* The held-out rows' keys into the filter, on the worker threads (df_build). */
+static la_status filter_sets(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    (void)worker;
+    for (size_t k = begin; k < end; k++) {
+        if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
+        const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
+        for (int j = 0; j < 2; j++)
+            for (size_t q = 0; q < kind[j]->n; q++) filter_add_shared(&c->df, kind[j]->v[q]);
+    }
+    return LA_OK;
+}
+
+/* Slots [begin, end) of the table faulted in, on the worker threads (df_build). */
+static la_status populate_slots(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    (void)worker;
+    la_populate(c->df.e + begin, (end - begin) * sizeof *c->df.e);
+    return LA_OK;
+}
+
+/* Inserts a thread makes before it adds them to df_used and looks at the bound. */
+enum { INSERT_REPORT = 1024 };
+
+/* The held-out rows' keys into the table, on the worker threads (df_build), until it is three
+ * quarters full (then df_full, and df_build fills it again on one thread, growing it). */
+static la_status insert_sets(void *vctx, int worker, size_t begin, size_t end)
+{
+    grade_ctx *c = vctx;
+    df_table *t = &c->df;
+    (void)worker;
+    size_t mine = 0, bound = 3 * (t->mask + 1) / 4;
+    for (size_t k = begin; k < end && !atomic_load_explicit(&c->df_full, memory_order_relaxed); k++) {
+        if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
+        const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
+        for (int j = 0; j < 2; j++)
+            for (size_t q = 0; q < kind[j]->n; q++) {
+                mine += (size_t)df_insert_shared(t, kind[j]->v[q]);
+                if (mine == INSERT_REPORT) {
+                    if (atomic_fetch_add_explicit(&c->df_used, mine, memory_order_relaxed) + mine > bound) {
+                        atomic_store_explicit(&c->df_full, 1, memory_order_relaxed);
+                        return LA_OK;
+                    }
+                    mine = 0;
+                }
+            }
+    }
+    atomic_fetch_add_explicit(&c->df_used, mine, memory_order_relaxed);
+    return LA_OK;
+}
+
 /* The table of the held-out keys (the linked held-out rows' words and word pairs), at most half full:
  * each seen row probes it for every word it has, and a table of about twice the distinct keys stays
  * in the cache where one sized by the keys with their repeats (2.4 times as many at 50k x 5k) does
  * not. The filter's bits, set first, say how many distinct keys there are; should they say too few,
- * the table doubles when it is three quarters full. */
-static la_status df_build(grade_ctx *c, size_t nkeys)
+ * the table doubles when it is three quarters full. With two threads or more and a table of at
+ * least PARALLEL_FILL_SLOTS slots, the filter, the table's pages and its keys are filled on every
+ * thread (a key's slot then depends on which thread came first, and nothing depends on a key's
+ * slot); should the table reach three quarters, it is emptied and filled on one thread as above.
+ * A thread adds to df_used every INSERT_REPORT keys, so the threads stop with fewer than
+ * (threads + 1) x INSERT_REPORT keys past three quarters: the last quarter must hold more. */
+enum { PARALLEL_FILL_SLOTS = 1 << 18 };
+
+static la_status df_build(grade_ctx *c, size_t nkeys, int nt)
 {
     df_table *t = &c->df;
     t->filter_log2 = FILTER_MIN_LOG2;
     while (t->filter_log2 < 40 && ((size_t)1 << t->filter_log2) < nkeys * FILTER_BITS_PER_KEY) t->filter_log2++;
     if (!(t->filter = la_zalloc_n((size_t)1 << (t->filter_log2 - 6), sizeof *t->filter)))
         return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
-    for (size_t k = 0; k < c->nlinked; k++) {
-        if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
-        const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
-        for (int j = 0; j < 2; j++)
-            for (size_t q = 0; q < kind[j]->n; q++) filter_add(t, kind[j]->v[q]);
+    if (nt > 1) {
+        LA_TRY(la_parallel_for(nt, c->nlinked, 64, filter_sets, c));
+    } else {
+        for (size_t k = 0; k < c->nlinked; k++) {
+            if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
+            const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
+            for (int j = 0; j < 2; j++)
+                for (size_t q = 0; q < kind[j]->n; q++) filter_add(t, kind[j]->v[q]);
+        }
     }
     double distinct = filter_distinct(t);
     size_t cap = 64;
@@ -1006,7 +1096,15 @@ static la_status df_build(grade_ctx *c, size_t nkeys)
         cap *= 2;
     }
     t->mask = cap - 1;
-    if (!(t->e = la_zalloc_n(cap, sizeof *t->e))) return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    int parallel = nt > 1 && cap >= PARALLEL_FILL_SLOTS && cap / 4 > (size_t)(nt + 1) * INSERT_REPORT;
+    if (!(t->e = parallel ? la_calloc_n(cap, sizeof *t->e) : la_zalloc_n(cap, sizeof *t->e)))
+        return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", cap);
+    if (parallel) {
+        LA_TRY(la_parallel_for(nt, cap, 1u << 14, populate_slots, c));
+        LA_TRY(la_parallel_for(nt, c->nlinked, 16, insert_sets, c));
+        if (!atomic_load(&c->df_full)) return LA_OK;
+        memset(t->e, 0, cap * sizeof *t->e);
+    }
     size_t used = 0;
     for (size_t k = 0; k < c->nlinked; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
@@ -1057,7 +1155,7 @@ static la_status prepare(grade_ctx *c, int nt)
     size_t nkeys = 0;
     for (size_t k = 0; k < c->nlinked; k++)
         if (c->role[c->linked[k]] & ROLE_HELD) nkeys += c->sets[k].uni.n + c->sets[k].bi.n;
-    LA_TRY(df_build(c, nkeys));
+    LA_TRY(df_build(c, nkeys, nt));
     c->df.nthreads = nt;
     if (nt > 1) {
         size_t slots = c->df.mask + 1;

@@ -220,6 +220,22 @@ static void test_exact_copy_family_ungraded(void **state)
     la_table_free(f.t);
 }
 
+/* The links of base graded with the default parameters at 1, 2 and 8 threads, into runs[0..3). */
+static void grade_at_1_2_8_threads(fixture *f, const la_pairs *base, la_pairs runs[3])
+{
+    int threads[3] = {1, 2, 8};
+    for (int k = 0; k < 3; k++) {
+        runs[k].n = runs[k].cap = base->n;
+        runs[k].v = malloc(base->n * sizeof *base->v);
+        assert_non_null(runs[k].v);
+        memcpy(runs[k].v, base->v, base->n * sizeof *base->v);
+        la_grade_params gp;
+        la_grade_params_default(&gp);
+        gp.threads = threads[k];
+        assert_int_equal(la_grade_pairs(f->t, &gp, &runs[k], NULL), LA_OK);
+    }
+}
+
 /* Many links over many rows: identical fields for 1, 2 and 8 threads. */
 static void test_threads_do_not_change_grades(void **state)
 {
@@ -240,16 +256,7 @@ static void test_threads_do_not_change_grades(void **state)
             assert_int_equal(la_pairs_push(&base, &p), LA_OK);
         }
     la_pairs runs[3];
-    int threads[3] = {1, 2, 8};
-    for (int k = 0; k < 3; k++) {
-        runs[k].n = runs[k].cap = base.n;
-        runs[k].v = malloc(base.n * sizeof *base.v);
-        memcpy(runs[k].v, base.v, base.n * sizeof *base.v);
-        la_grade_params gp;
-        la_grade_params_default(&gp);
-        gp.threads = threads[k];
-        assert_int_equal(la_grade_pairs(f.t, &gp, &runs[k], NULL), LA_OK);
-    }
+    grade_at_1_2_8_threads(&f, &base, runs);
     size_t differ = 0, related = 0;
     for (size_t i = 0; i < base.n; i++) {
         related += runs[0].v[i].grade == LA_GRADE_RELATED;
@@ -258,6 +265,80 @@ static void test_threads_do_not_change_grades(void **state)
     }
     assert_int_equal(differ, 0);
     assert_true(related > 0 && related < base.n);
+    for (int k = 0; k < 3; k++) la_pairs_free(&runs[k]);
+    la_pairs_free(&base);
+    la_table_free(f.t);
+}
+
+/* n in letters (a word with no digit in it) at p; returns its length. */
+static size_t letters(char *p, int n)
+{
+    size_t k = 0;
+    do {
+        p[k++] = (char)('a' + n % 26);
+        n /= 26;
+    } while (n);
+    p[k] = '\0';
+    return k;
+}
+
+/* Word i, j of the large table's rows, from the letters of the kind, i and j, at p; its length. */
+static size_t large_word(char *p, char kind, int i, int j)
+{
+    size_t at = 0;
+    p[at++] = kind;
+    at += letters(p + at, i);
+    p[at++] = 'q';
+    at += letters(p + at, j);
+    return at;
+}
+
+/* Held-out rows with words of their own and words and word pairs shared with one row in 40, enough
+ * of them (about 190k distinct words and word pairs) that with two threads or more the table of
+ * held-out keys is filled on every thread: each link's grade and weighted shares of word pairs and
+ * words are the same at 1, 2 and 8 threads, and the links are not all of one grade. */
+static void test_threads_fill_a_large_table_alike(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    enum { ROWS = 2500, WORDS = 60 };
+    char *buf = malloc(WORDS * 24), id[16];
+    assert_non_null(buf);
+    la_pairs base = {0};
+    for (int i = 0; i < ROWS; i++) {
+        /* held-out row i: words of its own; its seen partner keeps every word, nine in ten, or the first third */
+        size_t at = 0;
+        for (int j = 0; j < WORDS; j++) {
+            if (j) buf[at++] = ' ';
+            at += j % 4 < 2 ? large_word(buf + at, 'g', i % 40, j) : large_word(buf + at, 'h', i, j); /* half shared by 1 row in 40 */
+        }
+        snprintf(id, sizeof id, "t%d", i);
+        uint32_t b = (uint32_t)add(&f, f.test, id, buf);
+        at = 0;
+        for (int j = 0; j < WORDS; j++) {
+            int other = i % 3 == 1 ? j % 10 == 5 : i % 3 == 2 ? j >= WORDS / 3 : 0;
+            if (j) buf[at++] = ' ';
+            at += other ? large_word(buf + at, 's', i, j) : j % 4 < 2 ? large_word(buf + at, 'g', i % 40, j) : large_word(buf + at, 'h', i, j);
+        }
+        snprintf(id, sizeof id, "d%d", i);
+        uint32_t a = (uint32_t)add(&f, f.dev, id, buf);
+        la_pair p = la_pair_make(a, b, LA_KIND_NEAR);
+        assert_int_equal(la_pairs_push(&base, &p), LA_OK);
+    }
+    free(buf);
+    la_pairs runs[3];
+    grade_at_1_2_8_threads(&f, &base, runs);
+    size_t differ = 0, by_grade[4] = {0};
+    for (size_t i = 0; i < base.n; i++) {
+        by_grade[runs[0].v[i].grade & 3]++;
+        for (int k = 1; k < 3; k++)
+            differ += runs[k].v[i].grade != runs[0].v[i].grade || runs[k].v[i].wcontainment != runs[0].v[i].wcontainment ||
+                      runs[k].v[i].wwords != runs[0].v[i].wwords;
+    }
+    assert_int_equal(differ, 0);
+    assert_true(by_grade[LA_GRADE_COPY] + by_grade[LA_GRADE_NEAR] > 0);
+    assert_true(by_grade[LA_GRADE_COPY] + by_grade[LA_GRADE_NEAR] < base.n);
     for (int k = 0; k < 3; k++) la_pairs_free(&runs[k]);
     la_pairs_free(&base);
     la_table_free(f.t);
@@ -422,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_numbers_trading_places_are_not_restated),
         cmocka_unit_test(test_numbers_in_words_are_their_values),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
+        cmocka_unit_test(test_threads_fill_a_large_table_alike),
         cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
         cmocka_unit_test(test_digits_rule_keeps_translations_not_siblings),
     };
