@@ -693,6 +693,20 @@ static void job_end(jsonl_job *j)
     }
 }
 
+/* Chunks in the lines' last window with two threads or more: that window is committed alone, on
+ * one thread, before the lines move, so it is kept small; the window before it, which its parse
+ * commits beside, holds the rest (at most TAIL_CHUNKS more windows than cutting full ones). */
+enum { TAIL_CHUNKS = 4 };
+
+/* How many chunks to cut into the next window of the lines [p, end). */
+static size_t window_here(const jsonl_job *j, const char *p, const char *end)
+{
+    if (j->nt < 2) return j->window;
+    size_t left = ((size_t)(end - p) + LA_JSONL_CHUNK_BYTES - 1) / LA_JSONL_CHUNK_BYTES;
+    if (left <= TAIL_CHUNKS) return j->window;
+    return left - TAIL_CHUNKS < j->window ? left - TAIL_CHUNKS : j->window;
+}
+
 /* Every record of the lines [p, end), window by window; end is the end of the input or just after a
  * newline. With two threads or more, a window whose chunks all parsed is committed as an item of the
  * next window's loop, beside its parse (the commit, in input order on one thread at a time, was the
@@ -706,7 +720,7 @@ static la_status job_lines(jsonl_job *j, const char *p, const char *end)
     while (st == LA_OK && p < end) {
         const char *from = p;
         jsonl_chunk *chunks = j->chunks[cur];
-        size_t n = cut_window(&p, end, chunks, j->window, j->states[cur], j->state_bytes);
+        size_t n = cut_window(&p, end, chunks, window_here(j, p, end), j->states[cur], j->state_bytes);
         if (j->run.ab) j->ab = (absorb_job){from, (size_t)(p - from), j->base + (uint64_t)(from - j->buf), 0, LA_OK, ""};
         if (j->run.pipe->window_begin) j->run.pipe->window_begin(j->run.ctx);
         j->run.chunks = chunks;
