@@ -657,6 +657,27 @@ static la_status list_held_rows(freq_build *b)
  * this), with the listed rows of each; the other side's rows add their counts as they are signed.
  * With the shingle sets kept, the parts of the table fill on every thread; without, on one (each
  * thread would shingle every held-out row again). The table is the same at any thread count. */
+/* Slots of the held-out shingles' table an item of the filter's loop. */
+enum { FILTER_SLOTS_PER_ITEM = 1 << 16 };
+
+/* The keys of slots [begin, end) of the held-out shingles' table into its filter; with two threads
+ * or more the threads share the filter's words, and a bit not yet set is set atomically. */
+static la_status filter_slots(void *ctx, int worker, size_t begin, size_t end)
+{
+    near_ctx *c = ctx;
+    freq_table *f = &c->freq;
+    (void)worker;
+    int shared = c->nthreads > 1;
+    for (size_t i = begin; i < end; i++) {
+        if (!f->slot[i].n) continue;
+        size_t bit = freq_bit(f, f->slot[i].key);
+        uint64_t m = 1ull << (bit & 63), *w = &f->filter[bit >> 6];
+        if (!shared) *w |= m;
+        else if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & m)) __atomic_fetch_or(w, m, __ATOMIC_RELAXED);
+    }
+    return LA_OK;
+}
+
 static la_status build_freq(near_ctx *c)
 {
     freq_table *f = &c->freq;
@@ -692,12 +713,7 @@ static la_status build_freq(near_ctx *c)
     while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
     f->filter = la_zalloc_n((size_t)1 << (f->filter_log2 - 6), sizeof *f->filter);
     if (!f->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
-    for (size_t i = 0; i <= f->mask; i++)
-        if (f->slot[i].n) {
-            size_t bit = freq_bit(f, f->slot[i].key);
-            f->filter[bit >> 6] |= 1ull << (bit & 63);
-        }
-    return LA_OK;
+    return la_parallel_for(c->nthreads, f->mask + 1, FILTER_SLOTS_PER_ITEM, filter_slots, c);
 }
 
 static void freq_free(freq_table *f)
