@@ -115,6 +115,34 @@ static void test_set_helpers(void **state)
     for (size_t i = 1; i < N; i++) assert_true(big[i - 1] <= big[i]);
 }
 
+/* The overlap of two sorted sets against a count by lookup, on sets that share every element, none,
+ * and some, of equal and of different sizes, and where one ends before the other starts. */
+static void test_overlap_counts_shared_elements(void **state)
+{
+    (void)state;
+    enum { MOST = 300 };
+    uint64_t a[MOST], b[MOST], r = 0x243f6a8885a308d3ull;
+    for (int t = 0; t < 400; t++) {
+        size_t na = (size_t)(t * 7 % MOST), nb = (size_t)(t * 13 % MOST);
+        int share = t % 5; /* in fifths: how often b takes a's element at the same place */
+        uint64_t va = (uint64_t)(t % 3) << 40, vb = t % 7 == 0 ? (uint64_t)1 << 50 : 0;
+        for (size_t i = 0; i < MOST; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            va += 1 + r % 5;
+            a[i] = va;
+            vb += 1 + (r >> 8) % 5;
+            b[i] = (int)((r >> 20) % 5) < share && i < na ? a[i] : vb;
+        }
+        la_cpu_shingle_sort(b, nb);
+        nb = la_cpu_shingle_unique(b, nb);
+        size_t want = 0;
+        for (size_t i = 0; i < na; i++)
+            for (size_t j = 0; j < nb; j++) want += a[i] == b[j];
+        assert_int_equal(la_cpu_shingle_overlap(a, na, b, nb), want);
+        assert_int_equal(la_cpu_shingle_overlap(b, nb, a, na), want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_short_and_empty_texts),
         cmocka_unit_test(test_capacity_is_reported),
         cmocka_unit_test(test_set_helpers),
+        cmocka_unit_test(test_overlap_counts_shared_elements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
