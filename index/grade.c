@@ -808,6 +808,7 @@ static int fill_weights(const grade_ctx *c, const u64v *keys, float **shared, fl
     *alone = la_malloc_n(keys->n, sizeof **alone);
     if (!*shared || !*alone) return 0;
     for (size_t k = 0; k < keys->n; k++) {
+        if (k + PROBE_AHEAD < keys->n) LA_PREFETCH(&c->df.e[df_home(&c->df, keys->v[k + PROBE_AHEAD])]);
         size_t at = df_find(&c->df, keys->v[k]);
         double df = at == SIZE_MAX ? 1.0 : (double)c->df.e[at].count;
         (*shared)[k] = weight_of(c, df - 2.0);
