@@ -695,7 +695,7 @@ static void job_end(jsonl_job *j)
 
 /* Chunks in the lines' last window with two threads or more: that window is committed alone, on
  * one thread, before the lines move, so it is kept small; the window before it, which its parse
- * commits beside, holds the rest (at most TAIL_CHUNKS more windows than cutting full ones). */
+ * commits beside, holds the rest (one window more for the lines, at most). */
 enum { TAIL_CHUNKS = 4 };
 
 /* How many chunks to cut into the next window of the lines [p, end). */

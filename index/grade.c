@@ -17,6 +17,7 @@
  */
 #include "grade.h"
 #include "la_alloc.h"
+#include "la_bits.h"
 #include "la_prefetch.h"
 #include "la_time.h"
 
@@ -555,19 +556,8 @@ static int filter_has(const df_table *t, uint64_t k)
 /* The slot a probe of key k starts at. */
 static size_t df_home(const df_table *t, uint64_t k) { return df_index(live_key(k)) & t->mask; }
 
-static void filter_add(df_table *t, uint64_t k)
-{
-    size_t b = filter_bit(t, k);
-    t->filter[b >> 6] |= 1ull << (b & 63);
-}
-
-/* filter_add for threads that share the filter: a bit already set is not written again. */
-static void filter_add_shared(df_table *t, uint64_t k)
-{
-    size_t b = filter_bit(t, k);
-    uint64_t bit = 1ull << (b & 63);
-    if (!(__atomic_load_n(&t->filter[b >> 6], __ATOMIC_RELAXED) & bit)) __atomic_fetch_or(&t->filter[b >> 6], bit, __ATOMIC_RELAXED);
-}
+/* Key k into the filter; `shared`: other threads add keys at the same time (la_bit_set). */
+static void filter_add(df_table *t, uint64_t k, int shared) { la_bit_set(t->filter, filter_bit(t, k), shared); }
 
 /* df_insert for threads that insert at once: a slot is claimed by compare and swap; the keys end
  * in other slots than one thread would put them in, and a key's slot is all a probe depends on.
@@ -1008,16 +998,17 @@ static la_status check_params(const la_grade_params *p)
     return LA_OK;
 }
 
-/* The held-out rows' keys into the filter, on the worker threads (df_build). */
+/* The held-out rows' keys into the filter (df_build), on every counting thread. */
 static la_status filter_sets(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
     (void)worker;
+    int shared = c->df.nthreads > 1;
     for (size_t k = begin; k < end; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
         const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
         for (int j = 0; j < 2; j++)
-            for (size_t q = 0; q < kind[j]->n; q++) filter_add_shared(&c->df, kind[j]->v[q]);
+            for (size_t q = 0; q < kind[j]->n; q++) filter_add(&c->df, kind[j]->v[q], shared);
     }
     return LA_OK;
 }
@@ -1080,16 +1071,7 @@ static la_status df_build(grade_ctx *c, size_t nkeys, int nt)
     while (t->filter_log2 < 40 && ((size_t)1 << t->filter_log2) < nkeys * FILTER_BITS_PER_KEY) t->filter_log2++;
     if (!(t->filter = la_zalloc_n((size_t)1 << (t->filter_log2 - 6), sizeof *t->filter)))
         return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
-    if (nt > 1) {
-        LA_TRY(la_parallel_for(nt, c->nlinked, 64, filter_sets, c));
-    } else {
-        for (size_t k = 0; k < c->nlinked; k++) {
-            if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
-            const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
-            for (int j = 0; j < 2; j++)
-                for (size_t q = 0; q < kind[j]->n; q++) filter_add(t, kind[j]->v[q]);
-        }
-    }
+    LA_TRY(la_parallel_for(nt, c->nlinked, 64, filter_sets, c));
     double distinct = filter_distinct(t);
     size_t cap = 64;
     while ((double)cap < 2 * distinct) {
@@ -1156,8 +1138,8 @@ static la_status prepare(grade_ctx *c, int nt)
     size_t nkeys = 0;
     for (size_t k = 0; k < c->nlinked; k++)
         if (c->role[c->linked[k]] & ROLE_HELD) nkeys += c->sets[k].uni.n + c->sets[k].bi.n;
-    LA_TRY(df_build(c, nkeys, nt));
     c->df.nthreads = nt;
+    LA_TRY(df_build(c, nkeys, nt));
     if (nt > 1) {
         size_t slots = c->df.mask + 1;
         if (!(c->df.own = la_calloc_n((size_t)nt, sizeof *c->df.own)))

@@ -27,6 +27,7 @@
  */
 #include "near.h"
 #include "la_alloc.h"
+#include "la_bits.h"
 #include "la_prefetch.h"
 #include "la_time.h"
 
@@ -653,31 +654,26 @@ static la_status list_held_rows(freq_build *b)
     return la_parallel_for(nt, b->groups, 1, fill_lists, b);
 }
 
-/* The frequency table of the held-out rows' shingles, counting the held-out rows (signed before
- * this), with the listed rows of each; the other side's rows add their counts as they are signed.
- * With the shingle sets kept, the parts of the table fill on every thread; without, on one (each
- * thread would shingle every held-out row again). The table is the same at any thread count. */
 /* Slots of the held-out shingles' table an item of the filter's loop. */
 enum { FILTER_SLOTS_PER_ITEM = 1 << 16 };
 
-/* The keys of slots [begin, end) of the held-out shingles' table into its filter; with two threads
- * or more the threads share the filter's words, and a bit not yet set is set atomically. */
+/* The keys of slots [begin, end) of the held-out shingles' table into its filter (la_bit_set: the
+ * threads share the filter's words). */
 static la_status filter_slots(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
     freq_table *f = &c->freq;
     (void)worker;
     int shared = c->nthreads > 1;
-    for (size_t i = begin; i < end; i++) {
-        if (!f->slot[i].n) continue;
-        size_t bit = freq_bit(f, f->slot[i].key);
-        uint64_t m = 1ull << (bit & 63), *w = &f->filter[bit >> 6];
-        if (!shared) *w |= m;
-        else if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & m)) __atomic_fetch_or(w, m, __ATOMIC_RELAXED);
-    }
+    for (size_t i = begin; i < end; i++)
+        if (f->slot[i].n) la_bit_set(f->filter, freq_bit(f, f->slot[i].key), shared);
     return LA_OK;
 }
 
+/* The frequency table of the held-out rows' shingles, counting the held-out rows (signed before
+ * this), with the listed rows of each; the other side's rows add their counts as they are signed.
+ * With the shingle sets kept, the parts of the table fill on every thread; without, on one (each
+ * thread would shingle every held-out row again). The table is the same at any thread count. */
 static la_status build_freq(near_ctx *c)
 {
     freq_table *f = &c->freq;
