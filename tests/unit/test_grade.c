@@ -76,28 +76,35 @@ static void test_frame_shared_by_many_is_related(void **state)
 }
 
 /* A word's weight counts the rows that hold it, not how often they repeat it: eight other rows
- * that say "blue kettle" once each or twenty times each leave the same weighted containment, at one
- * counting thread and at three. */
+ * that say "blue kettle" once each, twenty times each or 2,500 times each (a row of more keys than
+ * the counting gathers at once) leave the same weighted containment, at one counting thread and at
+ * three. */
 static void test_a_row_counts_once_per_word(void **state)
 {
     (void)state;
-    float wc[2][2];
-    for (int reps = 0; reps < 2; reps++)
+    static const int repeats[3] = {1, 20, 2500};
+    float wc[3][2];
+    size_t cap = 16 + 12 * 2500;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    for (int reps = 0; reps < 3; reps++)
         for (int t = 0; t < 2; t++) {
             fixture f;
             setup(&f);
             uint32_t a = (uint32_t)add(&f, f.dev, "a", k_seen), b = (uint32_t)add(&f, f.test, "b", k_held);
-            char buf[512], id[16];
+            char id[16];
             for (int i = 0; i < 8; i++) {
-                int w = snprintf(buf, sizeof buf, "lamp%d", i);
-                for (int k = 0; k < (reps ? 20 : 1); k++) w += snprintf(buf + w, sizeof buf - (size_t)w, " blue kettle");
+                int w = snprintf(buf, cap, "lamp%d", i);
+                for (int k = 0; k < repeats[reps]; k++) w += snprintf(buf + w, cap - (size_t)w, " blue kettle");
                 snprintf(id, sizeof id, "s%d", i);
                 add(&f, i % 2 ? f.dev : f.test, id, buf);
             }
             wc[reps][t] = graded(&f, a, b, LA_KIND_NEAR, t ? 3 : 1).wcontainment;
             la_table_free(f.t);
         }
-    for (int t = 0; t < 2; t++) assert_true(wc[0][t] == wc[1][t]);
+    free(buf);
+    for (int reps = 1; reps < 3; reps++)
+        for (int t = 0; t < 2; t++) assert_true(wc[0][t] == wc[reps][t]);
     /* and those words weigh less than with the pair alone */
     fixture f;
     setup(&f);
