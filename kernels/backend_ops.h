@@ -56,7 +56,7 @@ struct la_backend {
     la_status (*minhash)(const la_backend *be, const uint64_t *h, const uint64_t *off, size_t ndocs, int k,
                          uint32_t *sig /* OUT */);
 
-    /* Weighted SimHash of each SORTED shingle multiset into out[i]. */
+    /* Weighted SimHash of each shingle multiset into out[i] (any order: la_cpu_simhash). */
     la_status (*simhash)(const la_backend *be, const uint64_t *h, const uint64_t *off, size_t ndocs,
                          uint64_t *out /* OUT */);
 

@@ -47,6 +47,24 @@ void la_cpu_shingle_sort(uint64_t *h, size_t n);
 /* Remove duplicates from a sorted array in place; returns the number of distinct values. */
 size_t la_cpu_shingle_unique(uint64_t *h, size_t n);
 
+/* Slots la_cpu_shingle_distinct needs for n values: a power of two, at least twice n (and 64). */
+size_t la_shingle_distinct_slots(size_t n);
+
+/* The distinct values of h[0..n) (any order) into out[0..), in the order of their first occurrence;
+ * returns how many. table: la_shingle_distinct_slots(n) slots or more (a power of two), all zero, and
+ * left all zero. Where order does not matter (MinHash, counting), it costs a third of sorting and
+ * la_cpu_shingle_unique. */
+size_t la_cpu_shingle_distinct(const uint64_t *h, size_t n, uint64_t *out, uint64_t *table, size_t slots);
+
+/* A duplicate-free set h[0..n) (any order) into table (la_shingle_distinct_slots(n) slots or more, a
+ * power of two, all zero), for la_cpu_shingle_table_count; returns whether 0 is in the set (the
+ * table cannot hold it). la_cpu_shingle_table_clear with the same set empties the table again. */
+int la_cpu_shingle_table_fill(uint64_t *table, size_t slots, const uint64_t *h, size_t n);
+/* How many values of the duplicate-free a[0..na) (any order) are in the set the table was filled
+ * with (zero: la_cpu_shingle_table_fill's result): la_cpu_shingle_overlap without sorted input. */
+size_t la_cpu_shingle_table_count(const uint64_t *table, size_t slots, int zero, const uint64_t *a, size_t na);
+void la_cpu_shingle_table_clear(uint64_t *table, size_t slots, const uint64_t *h, size_t n);
+
 /* Number of values present in both sorted, duplicate-free arrays. */
 size_t la_cpu_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
 
@@ -64,7 +82,9 @@ void la_cpu_lsh_keys(const uint32_t *sig, int bands, int rows, uint64_t *keys /*
 /* Number of equal slots of two signatures of k values (the MinHash Jaccard estimate is this / k). */
 int la_cpu_minhash_agree(const uint32_t *x, const uint32_t *y, int k);
 
-/* Weighted SimHash of a SORTED shingle multiset h[0..n): each distinct value votes with its count. */
+/* Weighted SimHash of a shingle multiset h[0..n): each distinct value votes with its count. The
+ * votes add up alike in any order (a run of equal values votes once with its length, each value of
+ * it alone votes with 1); sorted, each run's hash is computed once. */
 uint64_t la_cpu_simhash(const uint64_t *h, size_t n);
 /* The same with the portable loop whatever the CPU (la_cpu_simhash takes AVX-512 or AVX2 where it
  * can). */

@@ -227,6 +227,75 @@ size_t la_cpu_shingle_unique(uint64_t *h, size_t n)
     return w;
 }
 
+size_t la_shingle_distinct_slots(size_t n)
+{
+    size_t slots = 64;
+    while (slots < 2 * n && slots <= SIZE_MAX / 4) slots *= 2;
+    return slots;
+}
+
+/* The tables below: open addressing from a value's top bits (shingle hashes are uniform), linear
+ * probing; 0 marks an empty slot, so the value 0 is kept apart. A table is emptied by taking its
+ * values out in the reverse of their insertion: each one's probe then passes only slots that were
+ * full when it went in, and still are. */
+static int table_shift(size_t slots) { return 64 - __builtin_ctzll((unsigned long long)slots); }
+
+/* The slot of v (not 0), or of the empty slot where it would go. */
+static size_t table_slot(const uint64_t *table, size_t mask, int shift, uint64_t v)
+{
+    size_t i = (size_t)(v >> shift);
+    while (table[i] && table[i] != v) i = (i + 1) & mask;
+    return i;
+}
+
+void la_cpu_shingle_table_clear(uint64_t *table, size_t slots, const uint64_t *h, size_t n)
+{
+    int shift = table_shift(slots);
+    for (size_t k = n; k-- > 0;)
+        if (h[k]) table[table_slot(table, slots - 1, shift, h[k])] = 0;
+}
+
+size_t la_cpu_shingle_distinct(const uint64_t *h, size_t n, uint64_t *out, uint64_t *table, size_t slots)
+{
+    size_t mask = slots - 1, nout = 0;
+    int shift = table_shift(slots), zero = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t v = h[k];
+        if (!v) {
+            if (!zero) out[nout++] = 0;
+            zero = 1;
+            continue;
+        }
+        size_t i = table_slot(table, mask, shift, v);
+        if (table[i]) continue;
+        table[i] = v;
+        out[nout++] = v;
+    }
+    la_cpu_shingle_table_clear(table, slots, out, nout);
+    return nout;
+}
+
+int la_cpu_shingle_table_fill(uint64_t *table, size_t slots, const uint64_t *h, size_t n)
+{
+    int shift = table_shift(slots), zero = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (h[k]) table[table_slot(table, slots - 1, shift, h[k])] = h[k];
+        else zero = 1;
+    }
+    return zero;
+}
+
+size_t la_cpu_shingle_table_count(const uint64_t *table, size_t slots, int zero, const uint64_t *a, size_t na)
+{
+    int shift = table_shift(slots);
+    size_t c = 0;
+    for (size_t k = 0; k < na; k++) {
+        uint64_t v = a[k];
+        c += v ? table[table_slot(table, slots - 1, shift, v)] == v : (size_t)zero;
+    }
+    return c;
+}
+
 size_t la_cpu_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
 {
     /* without branches: whether a step advances i, j or both is as unpredictable as a coin, and a

@@ -167,7 +167,7 @@ static void test_shingle_sort(void **state)
 /* The CPU SimHash counts eight bits per add (one masked byte add of 64 bits with AVX-512, 32 byte
  * masks per add with AVX2, eight 8-bit lanes of a word without); each must give the bits of the
  * per-bit vote loop that the CUDA kernel runs, for runs of equal shingles of any weight (past the
- * byte counters' 255 too). */
+ * byte counters' 255 too), sorted or shuffled. */
 static void test_simhash_matches_vote_loop(void **state)
 {
     (void)state;
@@ -188,6 +188,17 @@ static void test_simhash_matches_vote_loop(void **state)
             while (j < n && h[j] == h[i]) j++;
             la_simhash_vote(acc, la_simhash_hash(h[i]), (int32_t)(j - i));
             i = j;
+        }
+        assert_true(la_cpu_simhash(h, n) == la_simhash_finish(acc));
+        assert_true(la_cpu_simhash_portable(h, n) == la_simhash_finish(acc));
+        assert_true(la_cpu_simhash_avx2(h, n) == la_simhash_finish(acc));
+        /* in any order the votes add up alike (the near tier signs other-side rows unsorted) */
+        for (size_t i = n; i > 1; i--) {
+            x = la_mix64(x + i);
+            size_t j = (size_t)(x % i);
+            uint64_t t = h[i - 1];
+            h[i - 1] = h[j];
+            h[j] = t;
         }
         assert_true(la_cpu_simhash(h, n) == la_simhash_finish(acc));
         assert_true(la_cpu_simhash_portable(h, n) == la_simhash_finish(acc));
