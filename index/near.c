@@ -4,8 +4,8 @@
  * Four phases, whose per-item results go to fixed slots, so the output does not depend on the
  * thread count, on scheduling or on the backend:
  *   1. signatures, a batch of rows at a time: the CPU shingles each row (parallel loop), finds its
- *      distinct shingles (a held-out row's by sorting; on a host-loop backend another row's by
- *      hashing, unsorted: set_in_order), adds them to the document frequencies (across the
+ *      distinct shingles, sorted (la_cpu_shingle_sorted_distinct; for a device backend, a sort of
+ *      the multiset) and adds them to the document frequencies (across the
  *      boundary: a table of the held-out rows' shingles, built once they are signed; with --within:
  *      a sketch of every shingle); the backend
  *      (dispatch.h: CPU or CUDA) computes the SimHash of the multisets ("near_simhash"),
@@ -21,9 +21,8 @@
  *      the cache, so they prefetch some lookups ahead. Without --within the other side's rows are
  *      sampled as they probe, from the shingles the probe builds anyway, and the held-out rows probe
  *      the other side's samples after them;
- *   4. verification (CPU, parallel): the two rows' shingle sets compared exactly, the held-out
- *      row's in a hash table and the other row's looked up in it; a reported pair's MinHash
- *      estimate comes from signing its two sets again.
+ *   4. verification (CPU, parallel): the two rows' sorted shingle sets compared exactly; a reported
+ *      pair's MinHash estimate comes from signing its two sets again.
  * Shingle sets are kept between the phases while they fit in p.set_cache_bytes (set), else rebuilt
  * from the text in each phase.
  */
@@ -128,10 +127,10 @@ typedef struct scratch {
     uint64_t *coff_m, *coff_u;
     uint32_t *csig;
     size_t chunk_cap;
-    uint64_t *dtab;          /* sign_chunk: la_cpu_shingle_distinct's table (all zero between rows);
-                                verify: the table of bset's shingles (all zero between items) */
-    size_t dtab_slots;
-    int bzero;               /* verify: 0 is one of bset's shingles */
+    uint64_t *dtab;          /* la_cpu_shingle_sorted_distinct's table (dtab_room), all zero */
+    size_t dtab_len;
+    uint64_t *multi;         /* shingle_row: a row's shingle multiset */
+    size_t multicap;
     double op_s[3];
     char pad[64];            /* the next thread's scratch starts a cache line further: no line is
                                 written by two threads */
@@ -211,9 +210,9 @@ struct near_ctx {
     uint64_t *mh, *uh, *slot, *moff, *uoff, *bsimh, *bkeys;
     uint32_t *mcnt;
     int probe_signed;         /* this signing pass probes the held-out LSH table with each batch */
-    /* every row's distinct shingles as signing built them (nsh[i] of them at set + set_start[i];
-     * sorted when set_in_order), kept for the later phases while they fit in p.set_cache_bytes;
-     * NULL: rebuilt from the text, sorted */
+    /* every row's sorted distinct shingles as signing built them (nsh[i] of them at set +
+     * set_start[i]), kept for the later phases while they fit in p.set_cache_bytes; NULL: rebuilt
+     * from the text */
     uint64_t *set, *set_start;
     size_t set_cap, set_used;
     uint64_t text_total, text_done; /* bytes of normalized text to sign, and signed so far */
@@ -248,15 +247,29 @@ static void phase_adds(const near_ctx *c, size_t n)
     if (c->p.phase_adds) c->p.phase_adds(c->p.progress_ctx, n);
 }
 
-/* Sorted multiset of row i's shingles in *buf; returns the count, or (size_t)-1 when out of memory. */
-static size_t shingle_row(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap)
+/* Room in the scratch's table for the distinct values of n shingles; 0 when out of memory. */
+static int dtab_room(scratch *s, size_t n)
+{
+    size_t len = la_shingle_distinct_table(n);
+    if (len <= s->dtab_len) return 1;
+    free(s->dtab);
+    s->dtab_len = 0;
+    if (!(s->dtab = la_calloc_n(len, sizeof *s->dtab))) return 0;
+    s->dtab_len = len;
+    return 1;
+}
+
+/* Row i's sorted distinct shingles, built from its text, in *buf; returns the count, or (size_t)-1
+ * when out of memory. */
+static size_t shingle_row(const near_ctx *c, scratch *s, size_t i, uint64_t **buf, size_t *cap)
 {
     const la_row *r = &c->r[i];
     size_t bound = la_shingle_bound(r->norm_len);
-    if (!grow((void **)buf, cap, bound, sizeof **buf)) return (size_t)-1;
-    size_t n = la_cpu_shingle(r->norm, r->norm_len, c->p.shingle_kind, c->p.shingle_size, *buf, *cap);
-    la_cpu_shingle_sort(*buf, n);
-    return n;
+    if (!grow((void **)&s->multi, &s->multicap, bound, sizeof *s->multi) || !grow((void **)buf, cap, bound, sizeof **buf))
+        return (size_t)-1;
+    size_t n = la_cpu_shingle(r->norm, r->norm_len, c->p.shingle_kind, c->p.shingle_size, s->multi, s->multicap);
+    if (!dtab_room(s, n)) return (size_t)-1;
+    return la_cpu_shingle_sorted_distinct(s->multi, n, *buf, s->dtab);
 }
 
 static int push_cand(scratch *s, uint32_t a, uint32_t b, uint32_t src)
@@ -359,22 +372,22 @@ static uint32_t freq_count(near_ctx *c, const uint64_t *sh, size_t n, uint64_t *
     return held;
 }
 
-static size_t shingle_row(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap);
-static const uint64_t *distinct_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, size_t *n);
+static const uint64_t *distinct_set(const near_ctx *c, scratch *s, size_t i, uint64_t **buf, size_t *cap, size_t *n);
 
 /* Row i's distinct shingles as the frequencies count them (*n of them at *set): a row flagged in
  * p.skip counts although it is not signed, so its set is built from the text when signing kept none. */
-static la_status counted_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, const uint64_t **set, size_t *n)
+static la_status counted_set(const near_ctx *c, scratch *s, size_t i, uint64_t **buf, size_t *cap, const uint64_t **set,
+                             size_t *n)
 {
     *set = NULL;
     *n = 0;
     if (!c->r[i].norm) return LA_OK;
     if (c->nsh[i] || !c->set) {
-        *set = distinct_set(c, i, buf, cap, n);
+        *set = distinct_set(c, s, i, buf, cap, n);
     } else {
-        size_t m = shingle_row(c, i, buf, cap);
+        size_t m = shingle_row(c, s, i, buf, cap);
         if (m != (size_t)-1) {
-            *n = la_cpu_shingle_unique(*buf, m);
+            *n = m;
             *set = *buf;
         }
     }
@@ -481,7 +494,7 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
             if (c->r[i].part != c->held) continue;
             const uint64_t *set;
             size_t n;
-            LA_TRY(counted_set(c, i, &s->sh, &s->shcap, &set, &n));
+            LA_TRY(counted_set(c, s, i, &s->sh, &s->shcap, &set, &n));
             int listed_i = listed_row(c, i);
             if (listed_i && n != c->nsh[i])
                 return la_error(LA_EINTERNAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
@@ -746,10 +759,9 @@ static la_status count_frequencies(near_ctx *c, int worker, size_t i, const uint
     return LA_OK;
 }
 
-/* One row of the batch (device backends): its sorted shingle multiset into mh at its slot, the
- * distinct set into uh at the same slot, the distinct count into nsh and the distinct set into the
- * frequencies (fused: an other-side row into the held-out shingles' table; with --within every row
- * into the sketch). */
+/* One row of the batch: its sorted shingle multiset into mh at its slot, the distinct set into uh
+ * at the same slot, the distinct count into nsh and the distinct set into the frequencies (fused:
+ * an other-side row into the held-out shingles' table; with --within every row into the sketch). */
 static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
@@ -922,25 +934,6 @@ static la_status chunk_scratch(near_ctx *c, scratch *s, size_t rows)
     return s->chunk_cap ? LA_OK : la_error(LA_ENOMEM, "near: out of memory signing %zu rows", rows);
 }
 
-/* Whether signing keeps row i's distinct set sorted. A held-out row's is: the held-out side's
- * tables and samples are built from it. An other-side row's set is signed (MinHash, SimHash of the
- * multiset), counted, probed and verified (la_cpu_shingle_table_count) in any order, and few of
- * them are ever sampled: its distinct shingles are found by hashing, in the order they come (a third
- * of the time of a sort), and sorted_set sorts a copy for the few that are. */
-static int set_in_order(const near_ctx *c, size_t i) { return c->r[i].part == c->held; }
-
-/* Room in the scratch's table for a set of n shingles. */
-static int dtab_room(scratch *s, size_t n)
-{
-    size_t slots = la_shingle_distinct_slots(n);
-    if (slots <= s->dtab_slots) return 1;
-    free(s->dtab);
-    s->dtab_slots = 0;
-    if (!(s->dtab = la_calloc_n(slots, sizeof *s->dtab))) return 0;
-    s->dtab_slots = slots;
-    return 1;
-}
-
 static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
@@ -962,14 +955,9 @@ static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
         size_t cap = (size_t)(c->slot[j + 1] - mpos);
         size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
         size_t nm = n;
-        if (set_in_order(c, i)) {
-            la_cpu_shingle_sort(m, n);
-            if (n) memcpy(u, m, n * sizeof *u);
-            n = la_cpu_shingle_unique(u, n);
-        } else {
-            if (!dtab_room(s, n)) return la_error(LA_ENOMEM, "near: out of memory signing row %zu", i);
-            n = la_cpu_shingle_distinct(m, n, u, s->dtab, s->dtab_slots);
-        }
+        /* the distinct set sorted, without sorting the multiset (SimHash counts it in any order) */
+        if (!dtab_room(s, n)) return la_error(LA_ENOMEM, "near: out of memory signing row %zu", i);
+        n = la_cpu_shingle_sorted_distinct(m, n, u, s->dtab);
         LA_TRY(count_frequencies(c, worker, i, u, n));
         if (skip) continue; /* counted in the frequencies, and no further */
         c->nsh[i] = (uint32_t)n;
@@ -1155,29 +1143,17 @@ static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n, uint
     c->nsamp[i] = (uint32_t)nb;
 }
 
-/* Row i's distinct shingles, *n of them: from the set cache when it holds them (sorted when
- * set_in_order, else in any order), else built in *buf (sorted). NULL when out of memory. */
-static const uint64_t *distinct_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, size_t *n)
+/* Row i's sorted distinct shingles, *n of them: from the set cache when it holds them, else built in
+ * *buf. NULL when out of memory. */
+static const uint64_t *distinct_set(const near_ctx *c, scratch *s, size_t i, uint64_t **buf, size_t *cap, size_t *n)
 {
     if (c->set) {
         *n = c->nsh[i];
         return c->set + c->set_start[i];
     }
-    size_t m = shingle_row(c, i, buf, cap);
+    size_t m = shingle_row(c, s, i, buf, cap);
     if (m == (size_t)-1) return NULL;
-    *n = la_cpu_shingle_unique(*buf, m);
-    return *buf;
-}
-
-/* Row i's distinct shingles sorted, *n of them, for what needs their order (samples): a set the
- * cache holds in any order is copied into *buf and sorted there. NULL when out of memory. */
-static const uint64_t *sorted_set(const near_ctx *c, size_t i, uint64_t **buf, size_t *cap, size_t *n)
-{
-    const uint64_t *set = distinct_set(c, i, buf, cap, n);
-    if (!set || !c->set || set_in_order(c, i)) return set;
-    if (!grow((void **)buf, cap, *n ? *n : 1, sizeof **buf)) return NULL;
-    if (*n) memcpy(*buf, set, *n * sizeof **buf);
-    la_cpu_shingle_sort(*buf, *n);
+    *n = m;
     return *buf;
 }
 
@@ -1196,7 +1172,7 @@ static la_status sample_rows(void *ctx, int worker, size_t begin, size_t end)
         c->nsamp[i] = 0;
         if (c->nsh[i] < (uint32_t)c->p.containment_min_shingles) continue;
         size_t n;
-        const uint64_t *sh = sorted_set(c, i, &s->sh, &s->shcap, &n);
+        const uint64_t *sh = distinct_set(c, s, i, &s->sh, &s->shcap, &n);
         if (!sh) return la_error(LA_ENOMEM, "near: out of memory sampling rows");
         sample_set(c, i, sh, n, samp_of(c, i));
     }
@@ -1390,7 +1366,7 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
      * may contain. Both directions across the boundary, so the held-out row can be either side. */
     la_buckets *con[2] = {xh ? c->con_o : c->con_h, c->p.within ? (xh ? c->con_h : c->con_o) : NULL};
     size_t n = nsh_x;
-    if (!sh && !(sh = distinct_set(c, x, &s->sh, &s->shcap, &n))) return 0;
+    if (!sh && !(sh = distinct_set(c, s, x, &s->sh, &s->shcap, &n))) return 0;
     uint32_t nx = c->nsh[x];
     /* the shingles that pass the filter first (a branch-free pass over the set), then their
      * lookups, which do not depend on each other: their cache misses start PROBE_AHEAD early */
@@ -1466,7 +1442,7 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
          * are the ones a held-out row has, counted as it was signed): not even its set is read */
         if (have && (double)c->shared[i] < c->p.containment_threshold * (double)c->nsh[i]) have = 0;
         size_t n = 0;
-        const uint64_t *sh = have ? sorted_set(c, i, &s->sh, &s->shcap, &n) : NULL;
+        const uint64_t *sh = have ? distinct_set(c, s, i, &s->sh, &s->shcap, &n) : NULL;
         if (have && !sh) return la_error(LA_ENOMEM, "near: out of memory collecting candidates");
         if (have) sample_set(c, i, sh, n, s->smp);
         if (!probe_row(c, s, (uint32_t)i, sh, n) || (have && !probe_held_lists(c, s, (uint32_t)i)))
@@ -1478,15 +1454,6 @@ static la_status find_candidates(void *ctx, int worker, size_t begin, size_t end
 
 /* ---- phase 4: verification --------------------------------------------------------------------- */
 
-/* Verification's table of the held-out row's shingles emptied (after the last of its candidates). */
-static void forget_b(scratch *s)
-{
-    if (s->cached != UINT32_MAX) la_cpu_shingle_table_clear(s->dtab, s->dtab_slots, s->bset, s->ncached);
-    s->cached = UINT32_MAX;
-}
-
-/* A candidate's overlap: the held-out row's shingles in a table (once for all its candidates, which
- * come together), the other row's looked up in it, in whatever order the sets are. */
 static la_status verify(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
@@ -1497,19 +1464,14 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
         uint32_t a = (uint32_t)(c->cands[k].key & 0xffffffffu), b = (uint32_t)(c->cands[k].key >> 32);
         c->keep[k] = 0;
         if (s->cached != b) {
-            forget_b(s);
-            if (!(s->bset = distinct_set(c, b, &s->sh2, &s->sh2cap, &s->ncached)) || !dtab_room(s, s->ncached))
+            if (!(s->bset = distinct_set(c, s, b, &s->sh2, &s->sh2cap, &s->ncached)))
                 return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
-            s->bzero = la_cpu_shingle_table_fill(s->dtab, s->dtab_slots, s->bset, s->ncached);
             s->cached = b;
         }
         size_t na, nb = s->ncached;
-        const uint64_t *aset = distinct_set(c, a, &s->sh, &s->shcap, &na);
-        if (!aset) {
-            forget_b(s);
-            return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
-        }
-        size_t inter = la_cpu_shingle_table_count(s->dtab, s->dtab_slots, s->bzero, aset, na);
+        const uint64_t *aset = distinct_set(c, s, a, &s->sh, &s->shcap, &na);
+        if (!aset) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
+        size_t inter = la_cpu_shingle_overlap(aset, na, s->bset, nb);
         size_t mn = na < nb ? na : nb;
         double jac = (double)inter / (double)(na + nb - inter);
         double con = (double)inter / (double)mn;
@@ -1533,7 +1495,6 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
         c->res[k] = p;
         c->keep[k] = 1;
     }
-    forget_b(s);
     phase_adds(c, end - begin);
     return LA_OK;
 }
@@ -1606,6 +1567,7 @@ static void free_ctx(near_ctx *c)
             free(c->sc[i].coff_u);
             free(c->sc[i].csig);
             free(c->sc[i].dtab);
+            free(c->sc[i].multi);
         }
         free(c->sc);
     }

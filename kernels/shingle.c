@@ -227,73 +227,77 @@ size_t la_cpu_shingle_unique(uint64_t *h, size_t n)
     return w;
 }
 
-size_t la_shingle_distinct_slots(size_t n)
+/* Home slots of la_cpu_shingle_sorted_distinct's table for n values: a power of two, at least
+ * twice n and 64. */
+static size_t distinct_homes(size_t n)
 {
     size_t slots = 64;
     while (slots < 2 * n && slots <= SIZE_MAX / 4) slots *= 2;
     return slots;
 }
 
-/* The tables below: open addressing from a value's top bits (shingle hashes are uniform), linear
- * probing; 0 marks an empty slot, so the value 0 is kept apart. A table is emptied by taking its
- * values out in the reverse of their insertion: each one's probe then passes only slots that were
- * full when it went in, and still are. */
-static int table_shift(size_t slots) { return 64 - __builtin_ctzll((unsigned long long)slots); }
+size_t la_shingle_distinct_table(size_t n) { return distinct_homes(n) + n; }
 
-/* The slot of v (not 0), or of the empty slot where it would go. */
-static size_t table_slot(const uint64_t *table, size_t mask, int shift, uint64_t v)
+/* Fewer values than this are sorted: the table's scan would cost more. */
+enum { DISTINCT_MIN = 16, DISTINCT_STEPS = 8 };
+
+/*
+ * An ordered hash table (linear probing that keeps each run of full slots ascending): a value's
+ * home slot is its top bits, so a larger value never has an earlier home, and the whole table stays
+ * ascending. A value goes in at the first slot from its home that is empty or holds a larger value,
+ * which moves one slot on with the rest of its run (no wrap: the n slots past the homes take the
+ * longest run). A value already in is met on the way. The full slots, read in order, are the sorted
+ * distinct values; the read empties the table. 0 marks an empty slot, so the value 0 is kept apart
+ * (it comes first). Two random sets of 170 values: 0.55 against 1.0 us for sorting and
+ * la_cpu_shingle_unique.
+ */
+static size_t sort_distinct(const uint64_t *h, size_t n, uint64_t *out)
 {
-    size_t i = (size_t)(v >> shift);
-    while (table[i] && table[i] != v) i = (i + 1) & mask;
-    return i;
+    if (n) memcpy(out, h, n * sizeof *out);
+    la_cpu_shingle_sort(out, n);
+    return la_cpu_shingle_unique(out, n);
 }
 
-void la_cpu_shingle_table_clear(uint64_t *table, size_t slots, const uint64_t *h, size_t n)
+size_t la_cpu_shingle_sorted_distinct(const uint64_t *h, size_t n, uint64_t *out, uint64_t *table)
 {
-    int shift = table_shift(slots);
-    for (size_t k = n; k-- > 0;)
-        if (h[k]) table[table_slot(table, slots - 1, shift, h[k])] = 0;
-}
-
-size_t la_cpu_shingle_distinct(const uint64_t *h, size_t n, uint64_t *out, uint64_t *table, size_t slots)
-{
-    size_t mask = slots - 1, nout = 0;
-    int shift = table_shift(slots), zero = 0;
+    if (n < DISTINCT_MIN) return sort_distinct(h, n, out);
+    size_t homes = distinct_homes(n), end = 0; /* end: one past the last full slot */
+    int shift = 64 - __builtin_ctzll((unsigned long long)homes), zero = 0;
+    /* slots passed: about 2n for hashes; values crowded in a few homes would make runs long and
+     * the inserts quadratic, and past DISTINCT_STEPS a value the values are sorted instead */
+    size_t steps = 0, most = DISTINCT_STEPS * n;
     for (size_t k = 0; k < n; k++) {
         uint64_t v = h[k];
         if (!v) {
-            if (!zero) out[nout++] = 0;
             zero = 1;
             continue;
         }
-        size_t i = table_slot(table, mask, shift, v);
-        if (table[i]) continue;
-        table[i] = v;
-        out[nout++] = v;
+        size_t i = (size_t)(v >> shift), from = i;
+        while (table[i] && table[i] < v) i++;
+        if (table[i] == v) continue;
+        while (v) { /* v in, the run from here one slot on */
+            uint64_t t = table[i];
+            table[i++] = v;
+            v = t;
+        }
+        if (i > end) end = i;
+        if ((steps += i - from) > most) {
+            memset(table, 0, end * sizeof *table);
+            return sort_distinct(h, n, out);
+        }
     }
-    la_cpu_shingle_table_clear(table, slots, out, nout);
+    /* without a branch per slot (a third of them are full, at random): each slot's value is written
+     * at out[nout] and kept by counting it; the last slot read is full, so nothing is written past
+     * the last value */
+    size_t nout = 0;
+    if (zero) out[nout++] = 0;
+    for (size_t i = 0; i < end; i++) {
+        uint64_t v = table[i];
+        out[nout] = v;
+        nout += v != 0;
+        table[i] = 0;
+    }
     return nout;
-}
-
-int la_cpu_shingle_table_fill(uint64_t *table, size_t slots, const uint64_t *h, size_t n)
-{
-    int shift = table_shift(slots), zero = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (h[k]) table[table_slot(table, slots - 1, shift, h[k])] = h[k];
-        else zero = 1;
-    }
-    return zero;
-}
-
-size_t la_cpu_shingle_table_count(const uint64_t *table, size_t slots, int zero, const uint64_t *a, size_t na)
-{
-    int shift = table_shift(slots);
-    size_t c = 0;
-    for (size_t k = 0; k < na; k++) {
-        uint64_t v = a[k];
-        c += v ? table[table_slot(table, slots - 1, shift, v)] == v : (size_t)zero;
-    }
-    return c;
 }
 
 size_t la_cpu_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)

@@ -144,54 +144,34 @@ static void test_overlap_counts_shared_elements(void **state)
     }
 }
 
-/* Distinct values by hashing: the same set as sorting and la_cpu_shingle_unique, in the order of
- * first occurrence, 0 kept once, the table left empty; a set in a table counts what another set
- * shares with it as la_cpu_shingle_overlap does on the sorted sets. Multisets of 0 to 2,000 values
- * with few and many repeats. */
-static void test_distinct_and_table_count(void **state)
+/* The distinct values of a multiset, sorted, from the ordered table: what sorting and
+ * la_cpu_shingle_unique give, the input unchanged and the table left empty. Multisets of 0 to
+ * 3,000 values: hashes with few and many repeats, zeros, and values crowded into a few home slots
+ * (small numbers, one top bit pattern), which take the sort instead. */
+static void test_sorted_distinct_matches_sort(void **state)
 {
     (void)state;
-    enum { MOST = 2000 };
-    static uint64_t m[MOST], u[MOST], want[MOST], other[MOST], sorted_other[MOST];
-    size_t slots = la_shingle_distinct_slots(MOST);
-    uint64_t *table = calloc(slots, sizeof *table), r = 0x13198a2e03707344ull;
+    enum { MOST = 3000 };
+    static uint64_t m[MOST], keep[MOST], got[MOST], want[MOST];
+    size_t len = la_shingle_distinct_table(MOST);
+    uint64_t *table = calloc(len, sizeof *table), r = 0x13198a2e03707344ull;
     assert_non_null(table);
-    assert_true(slots >= 2 * MOST && (slots & (slots - 1)) == 0);
-    for (int t = 0; t < 300; t++) {
-        size_t n = (size_t)(t * 37 % (MOST + 1)), pool = 1 + (size_t)(t % 4 == 0 ? 7 : t * 11 % 3000);
+    for (int t = 0; t < 400; t++) {
+        size_t n = (size_t)(t * 37 % (MOST + 1)), pool = 1 + (size_t)(t % 4 == 0 ? 7 : t * 11 % 4000);
         for (size_t i = 0; i < n; i++) {
             r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-            m[i] = la_mix64(r % pool) * (t % 5 != 0 || r % 9 != 0); /* a few zeros */
+            uint64_t v = t % 6 == 5 ? r % pool : t % 6 == 4 ? 0xfff0000000000000ull | (r % pool) : la_mix64(r % pool);
+            m[i] = r % 11 == 0 && t % 3 == 0 ? 0 : v;
         }
-        size_t nu = la_cpu_shingle_distinct(m, n, u, table, slots);
-        /* first occurrences, in order */
-        size_t nw = 0;
-        for (size_t i = 0; i < n; i++) {
-            size_t k = 0;
-            while (k < nw && want[k] != m[i]) k++;
-            if (k == nw) want[nw++] = m[i];
-        }
-        assert_int_equal(nu, nw);
-        if (nu) assert_memory_equal(u, want, nu * sizeof *u);
-        for (size_t k = 0; k < slots; k++) assert_true(table[k] == 0);
-        /* another set sharing some of u's values, counted against u in the table */
-        size_t no = 0;
-        for (size_t i = 0; i < nu; i++) {
-            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-            if (r % 3 == 0) other[no++] = u[i];
-            if (r % 4 == 0) other[no++] = la_mix64(r) | 1;
-        }
-        memcpy(sorted_other, other, no * sizeof *other);
-        la_cpu_shingle_sort(sorted_other, no);
-        no = la_cpu_shingle_unique(sorted_other, no);
-        memcpy(want, u, nu * sizeof *u);
-        la_cpu_shingle_sort(want, nu);
-        int zero = la_cpu_shingle_table_fill(table, slots, u, nu);
-        assert_int_equal(la_cpu_shingle_table_count(table, slots, zero, sorted_other, no),
-                         la_cpu_shingle_overlap(want, nu, sorted_other, no));
-        assert_int_equal(la_cpu_shingle_table_count(table, slots, zero, u, nu), nu);
-        la_cpu_shingle_table_clear(table, slots, u, nu);
-        for (size_t k = 0; k < slots; k++) assert_true(table[k] == 0);
+        memcpy(keep, m, n * sizeof *m);
+        memcpy(want, m, n * sizeof *m);
+        la_cpu_shingle_sort(want, n);
+        size_t nw = la_cpu_shingle_unique(want, n);
+        size_t ng = la_cpu_shingle_sorted_distinct(m, n, got, table);
+        assert_int_equal(ng, nw);
+        if (nw) assert_memory_equal(got, want, nw * sizeof *got);
+        if (n) assert_memory_equal(m, keep, n * sizeof *m);
+        for (size_t k = 0; k < len; k++) assert_true(table[k] == 0);
     }
     free(table);
 }
@@ -206,7 +186,7 @@ int main(void)
         cmocka_unit_test(test_capacity_is_reported),
         cmocka_unit_test(test_set_helpers),
         cmocka_unit_test(test_overlap_counts_shared_elements),
-        cmocka_unit_test(test_distinct_and_table_count),
+        cmocka_unit_test(test_sorted_distinct_matches_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
