@@ -4,11 +4,10 @@
  * Four phases, whose per-item results go to fixed slots, so the output does not depend on the
  * thread count, on scheduling or on the backend:
  *   1. signatures, a batch of rows at a time: the CPU shingles each row (parallel loop), finds its
- *      distinct shingles, sorted (la_cpu_shingle_sorted_distinct; for a device backend, a sort of
- *      the multiset) and adds them to the document frequencies (across the
- *      boundary: a table of the held-out rows' shingles, built once they are signed; with --within:
- *      a sketch of every shingle); the backend
- *      (dispatch.h: CPU or CUDA) computes the SimHash of the multisets ("near_simhash"),
+ *      sorted distinct shingles (la_cpu_shingle_sorted_distinct) and adds them to the document
+ *      frequencies (across the boundary: a table of the held-out rows' shingles, built once they
+ *      are signed; with --within: a sketch of every shingle); the backend (dispatch.h: CPU or
+ *      CUDA) computes the SimHash of the multisets ("near_simhash"),
  *      the MinHash signatures of the distinct sets ("near_signatures") and their LSH band keys
  *      ("near_band_keys"), after which the batch's signatures are dropped; then the bottom-m
  *      containment samples (CPU) of the held-out rows (of every row with --within);
@@ -759,12 +758,14 @@ static la_status count_frequencies(near_ctx *c, int worker, size_t i, const uint
     return LA_OK;
 }
 
-/* One row of the batch: its sorted shingle multiset into mh at its slot, the distinct set into uh
- * at the same slot, the distinct count into nsh and the distinct set into the frequencies (fused:
- * an other-side row into the held-out shingles' table; with --within every row into the sketch). */
+/* One row of the batch: its shingle multiset into mh at its slot (in text order), the sorted
+ * distinct set into uh at the same slot, the distinct count into nsh and the distinct set into the
+ * frequencies (fused: an other-side row into the held-out shingles' table; with --within every row
+ * into the sketch). */
 static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
 {
     near_ctx *c = ctx;
+    scratch *s = &c->sc[worker];
     for (size_t j = begin; j < end; j++) {
         size_t i = c->brow[j];
         c->nsh[i] = 0;
@@ -774,10 +775,9 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         uint64_t *m = c->mh + c->slot[j], *u = c->uh + c->slot[j];
         size_t cap = (size_t)(c->slot[j + 1] - c->slot[j]);
         size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
-        la_cpu_shingle_sort(m, n);
         c->mcnt[j] = (uint32_t)n;
-        if (n) memcpy(u, m, n * sizeof *u);
-        n = la_cpu_shingle_unique(u, n);
+        if (!dtab_room(s, n)) return la_error(LA_ENOMEM, "near: out of memory signing row %zu", i);
+        n = la_cpu_shingle_sorted_distinct(m, n, u, s->dtab);
         c->nsh[i] = (uint32_t)n;
         LA_TRY(count_frequencies(c, worker, i, u, n));
         if (skip) c->nsh[i] = 0, c->mcnt[j] = 0; /* counted in the frequencies, and no further */
