@@ -40,6 +40,27 @@ void la_buf_putn(la_buf *b, const char *s, size_t n)
 void la_buf_puts(la_buf *b, const char *s) { la_buf_putn(b, s, strlen(s)); }
 void la_buf_putc(la_buf *b, char c) { la_buf_putn(b, &c, 1); }
 
+void la_buf_putu(la_buf *b, uint64_t v)
+{
+    char d[20];
+    int k = 20;
+    do {
+        d[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    la_buf_putn(b, d + k, (size_t)(20 - k));
+}
+
+void la_buf_puti(la_buf *b, int64_t v)
+{
+    if (v < 0) {
+        la_buf_putc(b, '-');
+        la_buf_putu(b, 0 - (uint64_t)v);
+    } else {
+        la_buf_putu(b, (uint64_t)v);
+    }
+}
+
 void la_buf_printf(la_buf *b, const char *fmt, ...)
 {
     va_list ap, ap2;

@@ -9,6 +9,7 @@
 #include "leakaudit.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 
 typedef struct la_buf {
     char *p;
@@ -25,6 +26,9 @@ void la_buf_printf(la_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* An integer in decimal, as printf's %llu and %lld write it (without printf's format parsing). */
+void la_buf_putu(la_buf *b, uint64_t v);
+void la_buf_puti(la_buf *b, int64_t v);
 /* A JSON string literal with quotes; NULL writes null. Invalid UTF-8 bytes become U+FFFD. */
 void la_buf_json_str(la_buf *b, const char *s);
 void la_buf_json_strn(la_buf *b, const char *s, size_t n);

@@ -19,7 +19,7 @@
 static void score3(la_buf *b, float v)
 {
     if (isnan(v)) la_buf_puts(b, "null");
-    else la_buf_printf(b, "%ld", lround(1000.0 * (double)v));
+    else la_buf_puti(b, lround(1000.0 * (double)v));
 }
 
 /* The first max bytes of s, ending on a whole UTF-8 character. */
@@ -37,12 +37,12 @@ static const char *const k_link_columns[] = {"a", "b", "kinds", "grade", "gates"
 static void link_value(la_buf *b, const la_report *r, const la_pair *p, const uint32_t *page_row, size_t col)
 {
     switch (col) {
-    case 0: la_buf_printf(b, "%u", page_row[p->a]); break;
-    case 1: la_buf_printf(b, "%u", page_row[p->b]); break;
-    case 2: la_buf_printf(b, "%u", p->kinds); break;
-    case 3: la_buf_printf(b, "%u", p->grade); break;
+    case 0: la_buf_putu(b, page_row[p->a]); break;
+    case 1: la_buf_putu(b, page_row[p->b]); break;
+    case 2: la_buf_putu(b, p->kinds); break;
+    case 3: la_buf_putu(b, p->grade); break;
     case 4: la_buf_putc(b, la_gate_fails(&r->gate, p) ? '1' : '0'); break;
-    case 5: la_buf_printf(b, "%u", la_audit_pair_moves(r->audit, p) ? r->audit->cluster[p->a] : 0u); break;
+    case 5: la_buf_putu(b, la_audit_pair_moves(r->audit, p) ? r->audit->cluster[p->a] : 0u); break;
     case 6: score3(b, p->jaccard); break;
     case 7: score3(b, p->containment); break;
     case 8: score3(b, p->cosine); break;
@@ -169,13 +169,20 @@ la_status la_report_review_data(const la_report *r, la_buf *out)
         la_buf_json_str(&b, rows[page_rows[k]].id);
     }
     la_buf_puts(&b, "],\"part\":[");
-    for (size_t k = 0; k < m; k++) la_buf_printf(&b, "%s%u", k ? "," : "", rows[page_rows[k]].part);
+    for (size_t k = 0; k < m; k++) {
+        if (k) la_buf_putc(&b, ',');
+        la_buf_putu(&b, rows[page_rows[k]].part);
+    }
     la_buf_puts(&b, "],\"cluster\":[");
-    for (size_t k = 0; k < m; k++) la_buf_printf(&b, "%s%u", k ? "," : "", r->audit->cluster[page_rows[k]]);
+    for (size_t k = 0; k < m; k++) {
+        if (k) la_buf_putc(&b, ',');
+        la_buf_putu(&b, r->audit->cluster[page_rows[k]]);
+    }
     la_buf_puts(&b, "],\"out\":[");
     for (size_t k = 0; k < m; k++) {
         uint32_t o = r->audit->out[page_rows[k]];
-        la_buf_printf(&b, "%s%d", k ? "," : "", o == LA_OUT_QUARANTINE ? -1 : (int)o);
+        if (k) la_buf_putc(&b, ',');
+        la_buf_puti(&b, o == LA_OUT_QUARANTINE ? -1 : (int)o);
     }
     la_buf_puts(&b, "],\"text\":[");
     for (size_t k = 0; k < m; k++) {
@@ -207,7 +214,7 @@ la_status la_report_review_data(const la_report *r, la_buf *out)
         if (k) la_buf_putc(&b, ',');
         frame.n = 0;
         if (p->grade == LA_GRADE_RELATED) la_report_shared_frame(r, p, &frame);
-        if (frame.n && !frame.failed) la_buf_printf(&b, "%zu", frame_add(&fs, frame.p, frame.n));
+        if (frame.n && !frame.failed) la_buf_putu(&b, frame_add(&fs, frame.p, frame.n));
         else la_buf_puts(&b, "-1");
     }
     la_buf_puts(&b, "]},\"frames\":[");

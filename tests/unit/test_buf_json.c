@@ -114,11 +114,44 @@ static void test_fixed_strings(void **state)
     la_buf_free(&b);
 }
 
+/* Integers written without printf read as printf writes them: the ends of the ranges, powers of
+ * ten and their neighbours, and random values. */
+static void test_integers_as_printf(void **state)
+{
+    (void)state;
+    uint64_t u[200];
+    int64_t v[200];
+    size_t n = 0;
+    u[n] = 0, v[n++] = 0;
+    u[n] = UINT64_MAX, v[n++] = INT64_MIN;
+    u[n] = (uint64_t)INT64_MAX, v[n++] = INT64_MAX;
+    for (uint64_t p = 1; p <= UINT64_MAX / 10 && n + 3 < 200; p *= 10) {
+        u[n] = p - 1, v[n++] = -(int64_t)p;
+        u[n] = p, v[n++] = (int64_t)p - 1;
+        u[n] = p + 1, v[n++] = -(int64_t)p + 1;
+    }
+    for (uint64_t x = 0x2545f4914f6cdd1dull; n < 200;) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        u[n] = x >> (x % 64), v[n++] = (int64_t)x >> (x % 63);
+    }
+    for (size_t k = 0; k < n; k++) {
+        char want[64];
+        la_buf b = {0};
+        la_buf_putu(&b, u[k]);
+        la_buf_putc(&b, ' ');
+        la_buf_puti(&b, v[k]);
+        snprintf(want, sizeof want, "%llu %lld", (unsigned long long)u[k], (long long)v[k]);
+        assert_string_equal(b.p, want);
+        la_buf_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_strings),
         cmocka_unit_test(test_fixed_strings),
+        cmocka_unit_test(test_integers_as_printf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
