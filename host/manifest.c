@@ -35,11 +35,29 @@ static la_status open_file(manifest_src *m, uint32_t file)
     return LA_OK;
 }
 
-/* Read the block of the file that starts at the line `at` (at least the line). */
+/* Bytes from the line `at` (row m->rows[m->next]) to the end of the last line a block read should
+ * take: the lines of the next rows in the same file, while each starts at most LA_MANIFEST_GAP bytes
+ * after the one before it ends and the block stays within LA_MANIFEST_BLOCK (at least the line).
+ * A manifest of rows scattered through a file (quarantine.jsonl) reads its lines, not the file. */
+static size_t block_span(const manifest_src *m, const la_raw_place *at)
+{
+    uint64_t end = at->offset + at->len;
+    for (size_t k = m->next + 1; k < m->n; k++) {
+        const la_row *row = &m->r[m->rows[k]];
+        la_raw_place p;
+        if (row->raw || row->file != m->file || !la_table_raw_place(m->t, m->rows[k], &p)) break;
+        if (p.offset < end || p.offset - end > LA_MANIFEST_GAP || p.offset + p.len - at->offset > LA_MANIFEST_BLOCK) break;
+        end = p.offset + p.len;
+    }
+    return (size_t)(end - at->offset);
+}
+
+/* Read the block of the file that starts at the line `at`: that line and the next ones block_span
+ * takes. */
 static la_status read_block(manifest_src *m, const la_raw_place *at, const la_row *row)
 {
     const char *path = la_table_file_name(m->t, m->file);
-    size_t want = at->len > LA_MANIFEST_BLOCK ? at->len : LA_MANIFEST_BLOCK;
+    size_t want = block_span(m, at);
     if (want > m->cap) {
         char *b = realloc(m->buf, want);
         if (!b) return la_error(LA_ENOMEM, "out of memory copying the rows of %s", path);

@@ -10,8 +10,10 @@
 #include "leakaudit.h"
 #include "outdir.h"
 
-/* Bytes of an input file read per block while manifests copy lines from it. */
+/* Bytes of an input file read per block, at most, while manifests copy lines from it; a block ends
+ * before a gap of more than LA_MANIFEST_GAP bytes to the next line the manifest takes. */
 #define LA_MANIFEST_BLOCK ((size_t)4 << 20)
+#define LA_MANIFEST_GAP ((size_t)16 << 10)
 
 /* Write `name` into od: the records of rows[0..n) of t, in that order, each followed by a newline.
  * A line copied from its file must still be the line that was read (its length and digest): a file

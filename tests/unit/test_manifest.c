@@ -145,6 +145,40 @@ static void test_lines_come_back_from_the_file(void **state)
     assert_int_equal(b.n, f->wantlen);
     assert_memory_equal(b.p, rev, b.n);
     free(rev);
+    /* rows scattered through the file, with gaps of every size between them (a block ends before
+     * a gap of more than LA_MANIFEST_GAP bytes): every fifth row, then runs of rows with none, and the
+     * 5 MB line among them */
+    const char **line = malloc(n * sizeof *line);
+    size_t *len = malloc(n * sizeof *len);
+    uint32_t *rows = malloc(n * sizeof *rows);
+    assert_non_null(line);
+    assert_non_null(len);
+    assert_non_null(rows);
+    for (size_t i = 0, at0 = 0; i < n; i++) {
+        const char *e = memchr(f->want + at0, '\n', f->wantlen - at0);
+        assert_non_null(e);
+        line[i] = f->want + at0;
+        len[i] = (size_t)(e - line[i]) + 1;
+        at0 += len[i];
+    }
+    for (int round = 0; round < 2; round++) {
+        size_t m = 0;
+        la_buf want = {0};
+        for (size_t i = 0; i < n; i++) {
+            int take = round ? (i / 40) % 3 == 0 && i % 40 < 17 : i % 5 == 0 || i == 1501;
+            if (!take) continue;
+            rows[m++] = (uint32_t)i;
+            la_buf_putn(&want, line[i], len[i]);
+        }
+        b.n = 0;
+        assert_int_equal(la_manifest_buf(f->t, rows, m, &b), LA_OK);
+        assert_int_equal(b.n, want.n);
+        assert_memory_equal(b.p, want.p, b.n);
+        la_buf_free(&want);
+    }
+    free(line);
+    free(len);
+    free(rows);
     la_buf_free(&b);
 }
 
