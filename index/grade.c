@@ -735,10 +735,11 @@ static void count_keys(const df_table *df, uint64_t *own, const scratch *s, size
     }
 }
 
-/* Count one document for every key of the held-out table that row i contains. Keys are probed as
- * they come (most miss); each counter keeps the last row that counted it, so a key met twice in one
- * row counts once, without sorting. A word pair can be a held-out key only when both its words are
- * held-out words: a word the filter turns away spares its pairs the probe. */
+/* Count one document for every key of the held-out table that row i contains. The keys that pass
+ * the filter are gathered across rows and probed a batch at a time (count_keys); each counter keeps
+ * the last row that counted it, so a key met twice in one row counts once, without sorting. A word
+ * pair can be a held-out key only when both its words are held-out words: a word the filter turns
+ * away spares its pairs the probe. */
 static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;

@@ -238,8 +238,17 @@ static size_t distinct_homes(size_t n)
 
 size_t la_shingle_distinct_table(size_t n) { return distinct_homes(n) + n; }
 
-/* Fewer values than this are sorted: the table's scan would cost more. */
+/* Fewer than DISTINCT_MIN values are sorted (the table's scan would cost more); past
+ * DISTINCT_STEPS probe steps a value, so are the rest (values crowded into a few homes). */
 enum { DISTINCT_MIN = 16, DISTINCT_STEPS = 8 };
+
+/* The distinct values of h[0..n) by sorting a copy in out. */
+static size_t sort_distinct(const uint64_t *h, size_t n, uint64_t *out)
+{
+    if (n) memcpy(out, h, n * sizeof *out);
+    la_cpu_shingle_sort(out, n);
+    return la_cpu_shingle_unique(out, n);
+}
 
 /*
  * An ordered hash table (linear probing that keeps each run of full slots ascending): a value's
@@ -248,16 +257,9 @@ enum { DISTINCT_MIN = 16, DISTINCT_STEPS = 8 };
  * which moves one slot on with the rest of its run (no wrap: the n slots past the homes take the
  * longest run). A value already in is met on the way. The full slots, read in order, are the sorted
  * distinct values; the read empties the table. 0 marks an empty slot, so the value 0 is kept apart
- * (it comes first). Two random sets of 170 values: 0.55 against 1.0 us for sorting and
- * la_cpu_shingle_unique.
+ * (it comes first). Sets of 170 random values: 0.64 against 1.0 us for sorting and
+ * la_cpu_shingle_unique (bench/near/distinct_bench).
  */
-static size_t sort_distinct(const uint64_t *h, size_t n, uint64_t *out)
-{
-    if (n) memcpy(out, h, n * sizeof *out);
-    la_cpu_shingle_sort(out, n);
-    return la_cpu_shingle_unique(out, n);
-}
-
 size_t la_cpu_shingle_sorted_distinct(const uint64_t *h, size_t n, uint64_t *out, uint64_t *table)
 {
     if (n < DISTINCT_MIN) return sort_distinct(h, n, out);

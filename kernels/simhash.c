@@ -2,10 +2,11 @@
  * simhash.c - the CPU loop of the weighted 64-bit SimHash (math in simhash_core.h). The input is a
  * shingle multiset; a run of equal hashes votes once with its length as the weight, which adds up
  * to what its values voting one by one would (the near tier signs multisets in text order; sorted,
- * each distinct shingle is one run). Three loops count the same integers: on x86-64 hosts with AVX-512 (F + BW, checked at run
- * time) a masked byte add per shingle (simhash_avx512); with AVX2 the hash's bits spread to 64 byte
- * masks by a byte shuffle and a compare (la_cpu_simhash_avx2); elsewhere eight-bit lanes in 64-bit
- * words (SWAR). la_cpu_simhash_portable always takes the last, for tests.
+ * each distinct shingle is one run). Three loops count the same integers: on x86-64 hosts with
+ * AVX-512 (F + BW, checked at run time) a masked byte add per shingle (simhash_avx512); with AVX2
+ * the hash's bits spread to 64 byte masks by a byte shuffle and a compare (la_cpu_simhash_avx2);
+ * elsewhere eight-bit lanes in 64-bit words (SWAR). la_cpu_simhash_portable always takes the last,
+ * for tests.
  */
 #include "near_kernels.h"
 #include "simhash_core.h"
