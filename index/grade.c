@@ -522,14 +522,16 @@ static int digits_kept(const u64v *a_any, const u64v *a_uni, const u64v *b_state
 
 /* Open addressing over the held-out rows' keys, each slot's counter beside its key (most probes
  * find their key, and then read one cache line). One counting thread adds to those counters. With
- * more, the table is read-only while they count, each into an array of its own, summed into the
- * slots afterwards: common words are hit by every row, and a counter written by one thread in a
- * line the others read (or an atomic add on it) made each thread wait on the others. */
+ * more, the first counts into the table and each other one into a copy of its own, whose counts
+ * are summed into the table afterwards: common words are hit by every row, and a counter written by
+ * one thread in a line the others read (or an atomic add on it) made each thread wait on the
+ * others. A whole copy, not an array of counters beside a shared table: a probe then reads one
+ * cache line, not two. */
 typedef struct df_entry {
     uint64_t key;  /* 0: empty */
     uint32_t count;
-    uint32_t last; /* one counting thread: 1 + the last row that counted the key (0: none; rows are
-                      uint32 indices, as in la_pair) */
+    uint32_t last; /* 1 + the last row that counted the key in this table (0: none; rows are uint32
+                      indices, as in la_pair) */
 } df_entry;
 
 typedef struct df_table {
@@ -538,9 +540,9 @@ typedef struct df_table {
                                 word pairs are mostly keys no held-out row has, and the filter, a
                                 small fraction of the table's size, turns them away in the cache */
     int filter_log2;
-    uint64_t **own;          /* with two counting threads or more: own[w], thread w's counters
-                                (mask + 1 each: 1 + the last row that counted the key << 32 | the
-                                count); NULL with one */
+    df_entry **own;          /* with two counting threads or more: own[w], the copy counting
+                                thread w counts into (mask + 1 slots; own[0] is NULL: that thread
+                                counts into e); NULL with one */
     int nthreads;
     size_t mask;
 } df_table;
@@ -732,26 +734,22 @@ enum { COUNT_BATCH = 4096, COUNT_AHEAD = 2 * PROBE_AHEAD };
 
 /* Probe the table for the gathered keys s->keys[0 .. n) of rows s->rows[0 .. n) (1 + the row index)
  * and count each key a row has once. */
-static void count_keys(const df_table *df, uint64_t *own, const scratch *s, size_t n)
+static void count_keys(const df_table *df, df_entry *e, const scratch *s, size_t n)
 {
     const uint64_t *key = s->keys.v;
     const uint32_t *rows = s->rows;
     for (size_t k = 0; k < n; k++) {
         /* the probes do not depend on each other, and most of them go to a slot of a table larger
          * than the cache: start the cache miss of a probe COUNT_AHEAD keys ahead */
-        if (k + COUNT_AHEAD < n) {
-            size_t home = df_home(df, key[k + COUNT_AHEAD]);
-            LA_PREFETCH(&df->e[home]);
-            if (own) LA_PREFETCH(&own[home]); /* the key is most often in its home slot */
-        }
-        size_t at = df_find(df, key[k]);
-        if (at == SIZE_MAX) continue;
+        if (k + COUNT_AHEAD < n) LA_PREFETCH(&e[df_home(df, key[k + COUNT_AHEAD])]);
+        uint64_t want = live_key(key[k]);
+        size_t at = df_index(want) & df->mask;
+        while (e[at].key != want && e[at].key) at = (at + 1) & df->mask;
+        if (!e[at].key) continue;
         uint32_t row = rows[k];
-        if (own) {
-            if ((uint32_t)(own[at] >> 32) != row) own[at] = (uint64_t)row << 32 | (uint32_t)(own[at] + 1);
-        } else if (df->e[at].last != row) {
-            df->e[at].last = row;
-            df->e[at].count++;
+        if (e[at].last != row) {
+            e[at].last = row;
+            e[at].count++;
         }
     }
 }
@@ -766,7 +764,7 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
     grade_ctx *c = vctx;
     scratch *s = &c->sc[worker];
     const df_table *df = &c->df;
-    uint64_t *own = df->own ? df->own[worker] : NULL;
+    df_entry *e = df->own && df->own[worker] ? df->own[worker] : df->e;
     size_t nk = 0;
     for (size_t i = begin; i < end; i++) {
         const la_row *r = &c->r[i];
@@ -775,7 +773,7 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
         const words *w = &s->w;
         size_t n = w->h.n;
         if (nk + 2 * n > COUNT_BATCH && nk) {
-            count_keys(df, own, s, nk);
+            count_keys(df, e, s, nk);
             nk = 0;
         }
         /* room for nk + 2n keys: at most COUNT_BATCH, or 2n for a row longer than a batch */
@@ -820,28 +818,33 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
         for (size_t k = first; k < nk; k++) rows[k] = row;
         atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);
     }
-    if (nk) count_keys(df, own, s, nk);
+    if (nk) count_keys(df, e, s, nk);
     return LA_OK;
 }
 
-/* The counting threads' counters zeroed, one array an item, on the counting threads: a page of
- * them first read by a probe and then written would be faulted in twice (la_zalloc_n). */
-static la_status zero_own(void *vctx, int worker, size_t begin, size_t end)
+/* The counting threads' copies of the table (still without counts), one copy an item, made on the
+ * counting threads. */
+static la_status copy_own(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
     (void)worker;
-    for (size_t w = begin; w < end; w++) memset(c->df.own[w], 0, (c->df.mask + 1) * sizeof **c->df.own);
+    size_t bytes = (c->df.mask + 1) * sizeof *c->df.e;
+    for (size_t w = begin; w < end; w++)
+        if (c->df.own[w]) {
+            la_populate(c->df.own[w], bytes);
+            memcpy(c->df.own[w], c->df.e, bytes);
+        }
     return LA_OK;
 }
 
-/* The counting threads' counts of slots [begin, end) into the slots' counters. */
+/* The copies' counts of slots [begin, end) into the table's counters. */
 static la_status sum_counts(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
     (void)worker;
-    for (int w = 0; w < c->df.nthreads; w++) {
-        const uint64_t *from = c->df.own[w];
-        for (size_t i = begin; i < end; i++) c->df.e[i].count += (uint32_t)from[i];
+    for (int w = 1; w < c->df.nthreads; w++) {
+        const df_entry *from = c->df.own[w];
+        for (size_t i = begin; i < end; i++) c->df.e[i].count += from[i].count;
     }
     return LA_OK;
 }
@@ -1205,8 +1208,8 @@ static la_status prepare(grade_ctx *c, int nt)
         size_t slots = c->df.mask + 1;
         if (!(c->df.own = la_calloc_n((size_t)nt, sizeof *c->df.own)))
             return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", slots);
-        for (int w = 0; w < nt; w++)
-            if (!(c->df.own[w] = la_malloc_n(slots, sizeof **c->df.own))) /* zeroed by zero_own */
+        for (int w = 1; w < nt; w++)
+            if (!(c->df.own[w] = la_malloc_n(slots, sizeof **c->df.own))) /* filled by copy_own */
                 return la_error(LA_ENOMEM, "grades: out of memory for %zu word counters", slots);
     }
     return LA_OK;
@@ -1234,7 +1237,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     /* 1. the linked rows' keys; 2. document frequencies over every row; 3. weights and sibling
      * counts; 4. the links */
     la_status s = prepare(&c, nt);
-    if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, (size_t)nt, 1, zero_own, &c);
+    if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, (size_t)nt, 1, copy_own, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
     if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, c.df.mask + 1, 1u << 14, sum_counts, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, weigh_sets, &c);
