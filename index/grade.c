@@ -754,6 +754,106 @@ static void count_keys(const df_table *df, df_entry *e, const scratch *s, size_t
     }
 }
 
+/* The keys of words k .. n - 1 of w that pass the filter into key[nk ..]: each word, then the pair
+ * it ends; last_in: the filter passed word k - 1. Kept by adding the filter's answer to the count,
+ * without a branch on it. Returns the new nk. */
+static size_t keys_from(const df_table *df, const words *w, size_t k, int last_in, uint64_t *key, size_t nk)
+{
+    for (; k < w->h.n; k++) {
+        uint64_t u = uni_key(w->h.v[k], w->num[k]);
+        uint64_t b = bi_key(w->h.v[k - 1], w->h.v[k]);
+        int in = filter_has(df, u);
+        key[nk] = u;
+        nk += (size_t)in;
+        key[nk] = b;
+        nk += (size_t)(in & last_in & filter_has(df, b));
+        last_in = in;
+    }
+    return nk;
+}
+
+/* Keys keys_avx512 may write past the last one it keeps. */
+enum { KEYS_SLACK = 16 };
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define GRADE_AVX512 1
+#include <immintrin.h>
+
+static int have_avx512, portable_keys; /* portable_keys: la_grade_portable_keys */
+
+static void cpu_init(void)
+{
+    __builtin_cpu_init();
+    have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+/* la_mix64 of 8 lanes (two vpmullq). */
+__attribute__((target("avx512f,avx512dq"))) static inline __m512i mix64_x8(__m512i x)
+{
+    x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 30));
+    x = _mm512_mullo_epi64(x, _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
+    x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 27));
+    x = _mm512_mullo_epi64(x, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+    return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+}
+
+/* filter_has of 8 keys: their bits' words gathered. */
+__attribute__((target("avx512f,avx512dq"))) static inline __mmask8 filter_x8(const df_table *df, __m512i k)
+{
+    const __m512i one = _mm512_set1_epi64(1);
+    k = _mm512_mask_mov_epi64(k, _mm512_cmpeq_epi64_mask(k, _mm512_setzero_si512()), one); /* live_key */
+    __m512i bit = _mm512_srl_epi64(k, _mm_cvtsi32_si128(64 - df->filter_log2));
+    __m512i word = _mm512_i64gather_epi64(_mm512_srli_epi64(bit, 6), (const void *)df->filter, 8);
+    __m512i b = _mm512_srlv_epi64(word, _mm512_and_si512(bit, _mm512_set1_epi64(63)));
+    return _mm512_test_epi64_mask(b, one);
+}
+
+/* keys_from for words *k .. in blocks of 8 (k >= 1): the same keys (uni_key and bi_key through
+ * mix64_x8, the filter through filter_x8), each block's passing words and then its passing pairs
+ * (the order of a row's keys does not matter to the count). Whole vectors are stored, compressed
+ * in registers: up to 8 keys past the last one kept are written (KEYS_SLACK). Leaves *k and
+ * *last_in at the first word it did not take, for keys_from. */
+__attribute__((target("avx512f,avx512dq"))) static size_t keys_avx512(const df_table *df, const words *w, size_t *k,
+                                                                    int *last_in, uint64_t *key, size_t nk)
+{
+    const __m512i k_uni = _mm512_set1_epi64((long long)K_UNI), k_bi = _mm512_set1_epi64((long long)K_BI);
+    const __m512i one = _mm512_set1_epi64(1), not_one = _mm512_set1_epi64(~1ll);
+    size_t i = *k, n = w->h.n;
+    unsigned prev = (unsigned)*last_in;
+    for (; i + 8 <= n; i += 8) {
+        __m512i h = _mm512_loadu_si512((const void *)(w->h.v + i));
+        __m512i hp = _mm512_loadu_si512((const void *)(w->h.v + i - 1));
+        __m512i num = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(w->num + i)));
+        __m512i u = _mm512_and_si512(mix64_x8(_mm512_xor_si512(h, k_uni)), not_one);
+        u = _mm512_mask_or_epi64(u, _mm512_test_epi64_mask(num, num), u, one);
+        __m512i b = mix64_x8(_mm512_xor_si512(_mm512_xor_si512(_mm512_rol_epi64(hp, 17), h), k_bi));
+        unsigned in = filter_x8(df, u);
+        unsigned keep_b = in & (in << 1 | prev) & filter_x8(df, b);
+        _mm512_storeu_si512((void *)(key + nk), _mm512_maskz_compress_epi64((__mmask8)in, u));
+        nk += (size_t)__builtin_popcount(in);
+        _mm512_storeu_si512((void *)(key + nk), _mm512_maskz_compress_epi64((__mmask8)keep_b, b));
+        nk += (size_t)__builtin_popcount(keep_b);
+        prev = in >> 7 & 1;
+    }
+    *k = i;
+    *last_in = (int)prev;
+    return nk;
+}
+#endif
+
+int la_grade_portable_keys(int portable)
+{
+#ifdef GRADE_AVX512
+    pthread_once(&cpu_once, cpu_init);
+    portable_keys = portable;
+    return have_avx512;
+#else
+    (void)portable;
+    return 0;
+#endif
+}
+
 /* Count one document for every key of the held-out table that row i contains. The keys that pass
  * the filter are gathered across rows and probed a batch at a time (count_keys); each counter keeps
  * the last row that counted it, so a key met twice in one row counts once, without sorting. A word
@@ -761,6 +861,9 @@ static void count_keys(const df_table *df, df_entry *e, const scratch *s, size_t
  * away spares its pairs the probe. */
 static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
 {
+#ifdef GRADE_AVX512
+    pthread_once(&cpu_once, cpu_init);
+#endif
     grade_ctx *c = vctx;
     scratch *s = &c->sc[worker];
     const df_table *df = &c->df;
@@ -776,8 +879,9 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
             count_keys(df, e, s, nk);
             nk = 0;
         }
-        /* room for nk + 2n keys: at most COUNT_BATCH, or 2n for a row longer than a batch */
-        size_t need = COUNT_BATCH > 2 * n ? COUNT_BATCH : 2 * n;
+        /* room for nk + 2n keys (at most COUNT_BATCH, or 2n for a row longer than a batch), and for
+         * KEYS_SLACK more that keys_avx512's whole-vector stores write past them */
+        size_t need = (COUNT_BATCH > 2 * n ? COUNT_BATCH : 2 * n) + KEYS_SLACK;
         if (need > s->rowcap) {
             uint32_t *rows = la_malloc_n(need, sizeof *rows);
             if (!rows) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
@@ -787,8 +891,8 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
         }
         if (!u64v_reserve(&s->keys, need)) return la_error(LA_ENOMEM, "grades: out of memory reading row %zu", i);
         /* the keys that pass the filter: each word, then the pair it ends (a one-word row has the
-         * pair of its word and 0, as row_keys gives it); kept by adding the filter's answer to the
-         * count, without a branch on it */
+         * pair of its word and 0, as row_keys gives it), 8 words at a time where the CPU has
+         * AVX-512 */
         uint64_t *key = s->keys.v;
         uint32_t *rows = s->rows, row = (uint32_t)i + 1;
         size_t first = nk;
@@ -804,16 +908,11 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
             int last_in = filter_has(df, u);
             key[nk] = u;
             nk += (size_t)last_in;
-            for (size_t k = 1; k < n; k++) {
-                u = uni_key(w->h.v[k], w->num[k]);
-                uint64_t b = bi_key(w->h.v[k - 1], w->h.v[k]);
-                int in = filter_has(df, u);
-                key[nk] = u;
-                nk += (size_t)in;
-                key[nk] = b;
-                nk += (size_t)(in & last_in & filter_has(df, b));
-                last_in = in;
-            }
+            size_t k = 1;
+#ifdef GRADE_AVX512
+            if (have_avx512 && !portable_keys) nk = keys_avx512(df, w, &k, &last_in, key, nk);
+#endif
+            nk = keys_from(df, w, k, last_in, key, nk);
         }
         for (size_t k = first; k < nk; k++) rows[k] = row;
         atomic_fetch_add_explicit(&c->rows_counted, 1, memory_order_relaxed);

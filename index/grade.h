@@ -71,4 +71,9 @@ typedef struct la_grade_stats {
 la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *pairs,
                          la_grade_stats *stats /* OUT, may be NULL */);
 
+/* For tests: 1 makes the document counts gather their keys with the portable loop even where the
+ * CPU has AVX-512 (the same keys), 0 restores the default. Returns whether the AVX-512 loop exists
+ * on this CPU. Not for use while grading runs. */
+int la_grade_portable_keys(int portable);
+
 #endif /* LA_GRADE_H */

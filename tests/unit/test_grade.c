@@ -277,6 +277,66 @@ static void test_threads_do_not_change_grades(void **state)
     la_table_free(f.t);
 }
 
+/* Rows of 1 to 70 words (whole blocks of 8 and every remainder), with numbers in digits and in
+ * words and repeated word pairs, linked at random: the AVX-512 loop that gathers the keys of the
+ * document counts gives every link the weights and grade of the portable loop. */
+static void test_vector_keys_match_portable_keys(void **state)
+{
+    (void)state;
+    if (!la_grade_portable_keys(0)) skip(); /* no AVX-512 here: one loop only */
+    static const char *vocab[] = {"the", "cost", "of", "three", "apples", "is", "12", "coins", "twenty", "five",
+                                  "and", "a", "dozen", "pears", "weigh", "4th", "grams", "price", "blue", "kettle"};
+    fixture f;
+    setup(&f);
+    char buf[1024], id[16];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 600; i++) {
+        int words = 1 + i % 70;
+        size_t at = 0;
+        for (int k = 0; k < words; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const char *w = vocab[(x >> 20) % (sizeof vocab / sizeof *vocab)];
+            /* some rows repeat a pair, some carry a word of their own */
+            if (i % 5 == 0 && k % 2) w = "kettle";
+            at += (size_t)snprintf(buf + at, sizeof buf - at, k ? " %s" : "%s", w);
+            if (i % 7 == 0 && k == words / 2) at += (size_t)snprintf(buf + at, sizeof buf - at, " w%d", i);
+        }
+        snprintf(id, sizeof id, "r%d", i);
+        add(&f, i % 3 ? f.dev : f.test, id, buf);
+    }
+    la_pairs base = {0};
+    for (uint32_t b = 0; b < 600; b += 3)
+        for (uint32_t a = 1 + b % 5; a < 600; a += 17) {
+            if (a % 3 == 0) continue;
+            la_pair p = la_pair_make(a, b, LA_KIND_NEAR);
+            assert_int_equal(la_pairs_push(&base, &p), LA_OK);
+        }
+    la_pairs runs[2];
+    for (int k = 0; k < 2; k++) {
+        runs[k].n = runs[k].cap = base.n;
+        runs[k].v = malloc(base.n * sizeof *base.v);
+        assert_non_null(runs[k].v);
+        memcpy(runs[k].v, base.v, base.n * sizeof *base.v);
+        la_grade_portable_keys(k);
+        la_grade_params gp;
+        la_grade_params_default(&gp);
+        gp.threads = 1;
+        assert_int_equal(la_grade_pairs(f.t, &gp, &runs[k], NULL), LA_OK);
+    }
+    la_grade_portable_keys(0);
+    size_t differ = 0, weighted = 0;
+    for (size_t i = 0; i < base.n; i++) {
+        const la_pair *v = &runs[0].v[i], *p = &runs[1].v[i];
+        weighted += v->wcontainment > 0 && v->wcontainment < 1;
+        differ += v->grade != p->grade || v->wcontainment != p->wcontainment || v->wwords != p->wwords;
+    }
+    assert_int_equal(differ, 0);
+    assert_true(weighted > base.n / 2);
+    for (int k = 0; k < 2; k++) la_pairs_free(&runs[k]);
+    la_pairs_free(&base);
+    la_table_free(f.t);
+}
+
 /* n in letters (a word with no digit in it) at p; returns its length. */
 static size_t letters(char *p, int n)
 {
@@ -511,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_numbers_in_words_are_their_values),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
         cmocka_unit_test(test_threads_fill_a_large_table_alike),
+        cmocka_unit_test(test_vector_keys_match_portable_keys),
         cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
         cmocka_unit_test(test_digits_rule_keeps_translations_not_siblings),
     };
