@@ -4,6 +4,8 @@
  * or usage, 3 internal error.
  */
 #include "commands.h"
+#include "outdir.h"
+#include "parallel.h"
 #include "pipeline.h"
 
 #include <math.h>
@@ -104,6 +106,8 @@ int la_audit_command_run(la_audit_job *job, const char *command)
     la_audit_state st;
     int rc;
     la_status s = la_audit_execute(job, !job->cli.quiet, &st);
+    /* with a second thread, the previous report goes on one while this one frees the audit */
+    if (s == LA_OK && la_parallel_threads(st.exec.threads) > 1) la_outdir_defer_removal(1);
     if (s == LA_OK) s = la_audit_write(&st, job->cli.out);
     if (s == LA_OK && job->shard.count) {
         const la_row *rows = la_table_rows_const(st.table);
@@ -128,6 +132,8 @@ int la_audit_command_run(la_audit_job *job, const char *command)
         rc = la_exit_for(s);
     }
     la_audit_state_free(&st);
+    la_outdir_settle();
+    la_outdir_defer_removal(0);
     return rc;
 }
 

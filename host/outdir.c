@@ -405,6 +405,51 @@ static int looks_ours(const char *path)
     return entries == 0 || (marked && !others);
 }
 
+/* The previous report's tree, swapped out by a commit: with la_outdir_defer_removal, removed on a
+ * thread of its own while the caller goes on (the audit command frees its memory meanwhile: most of
+ * the removal is the kernel dropping the old manifests' cached pages), joined by la_outdir_settle;
+ * else removed before the commit returns. Until it is gone the signal handler stays, and removes
+ * it as it would have before the commit returned; a run killed by SIGKILL meanwhile leaves it as
+ * FINAL.tmp-PID-*, which the next run removes (clean_stale). */
+static int g_defer_removal, g_remover_running, g_watch_kept;
+static pthread_t g_remover;
+
+static void *remove_main(void *dir)
+{
+    remove_tree(dir);
+    free(dir);
+    return NULL;
+}
+
+void la_outdir_defer_removal(int on) { g_defer_removal = on; }
+
+static void join_remover(void)
+{
+    if (!g_remover_running) return;
+    pthread_join(g_remover, NULL);
+    g_remover_running = 0;
+}
+
+void la_outdir_settle(void)
+{
+    join_remover();
+    if (g_watch_kept) {
+        g_watch_kept = 0;
+        sig_unwatch();
+    }
+}
+
+/* Remove the tree at dir (owned). */
+static void remove_old(char *dir)
+{
+    join_remover(); /* one at a time */
+    if (g_defer_removal && pthread_create(&g_remover, NULL, remove_main, dir) == 0) {
+        g_remover_running = 1;
+        return;
+    }
+    remove_main(dir);
+}
+
 /* Remove FINAL.tmp-PID-* and FINAL.old-PID-* left by runs whose process is gone. An .old one is
  * the previous report of a run killed in mid-swap (only where RENAME_EXCHANGE is missing): when
  * FINAL is missing it is put back. */
@@ -718,7 +763,8 @@ la_status la_outdir_commit(la_outdir *o)
     if (s == LA_OK && exists) s = check_contents(o->shown, o->final);
     if (s == LA_OK && exists) {
         if (exchange(o->tmp, o->final)) {
-            remove_tree(o->tmp); /* now the previous report */
+            remove_old(o->tmp); /* now the previous report */
+            o->tmp = NULL;
         } else if (errno == ENOSYS || errno == EINVAL || errno == ENOTSUP) {
             /* no RENAME_EXCHANGE here: move the old one aside first (a killed run is repaired by the next) */
             size_t n = strlen(o->final) + 40;
@@ -758,7 +804,8 @@ void la_outdir_abort(la_outdir *o)
 {
     sync_all(o, 0);
     if (o->tmp) remove_tree(o->tmp);
-    sig_unwatch();
+    if (g_remover_running) g_watch_kept = 1; /* la_outdir_settle drops the handler */
+    else sig_unwatch();
     for (size_t k = 0; k < o->nnames; k++) free(o->names[k]);
     free(o->names);
     free(o->tmp);

@@ -57,6 +57,12 @@ la_status la_outdir_write_from(la_outdir *o, const char *name, la_outdir_fill fi
 #define LA_OUTDIR_IOV 1024
 /* Write the manifest and replace the target with the temporary directory. Frees o. */
 la_status la_outdir_commit(la_outdir *o);
+/* on = 1: a commit that replaces a previous report removes the old tree on a thread of its own and
+ * returns at once; la_outdir_settle waits for it. For a caller with more than one CPU to use and
+ * something to do meanwhile (the audit command frees its memory). Off by default. */
+void la_outdir_defer_removal(int on);
+/* Wait until a deferred removal has finished (at once when none runs). */
+void la_outdir_settle(void);
 /* Remove the temporary directory. Frees o. Safe after a failed commit or begin. */
 void la_outdir_abort(la_outdir *o);
 /* Commit when s is LA_OK, else abort; returns s, or the commit's status. Frees o. */

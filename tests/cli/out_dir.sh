@@ -54,6 +54,16 @@ expect_rc 0
 complete rep
 no_leftovers rep
 
+check "at two threads too: the previous report goes (on a thread of its own), the new one is complete"
+la audit --dev dev.jsonl --test test.jsonl --out rep --threads 2
+expect_rc 0
+complete rep
+no_leftovers rep
+la audit --dev dev.jsonl --test test.jsonl --out rep --threads 2
+expect_rc 0
+complete rep
+no_leftovers rep
+
 check "an input inside a previous report is refused (auditing rep/dev.jsonl into rep)"
 cp rep/dev.jsonl rep.dev.copy
 tree_digest rep >rep.digest
@@ -190,11 +200,15 @@ start=$(date +%s%N)
 la audit --dev big_dev.jsonl --test big_test.jsonl --out timing --embed none --threads 1
 full_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "a full run takes ${full_ms} ms"
+# At two threads the previous report is removed on a thread of its own after the swap, and a
+# SIGTERM then still removes it: the last tenths of the run are tried there too.
 for sig in TERM KILL; do
-    for i in 1 2 3 4 5 6 7 8 9 10; do
+    for i in 1 2 3 4 5 6 7 8 9 10 8t 9t 10t; do
+        threads=1
+        case $i in *t) threads=2 i=${i%t} ;; esac
         delay_ms=$(( full_ms * i / 10 ))
         set +e
-        "$LEAKAUDIT" audit --dev big_dev.jsonl --test big_test.jsonl --out killed --embed none --threads 1 \
+        "$LEAKAUDIT" audit --dev big_dev.jsonl --test big_test.jsonl --out killed --embed none --threads "$threads" \
             --quiet >/dev/null 2>killed.err &
         pid=$!
         sleep "$(awk -v ms="$delay_ms" 'BEGIN { printf "%.3f", ms / 1000 }')"
