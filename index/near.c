@@ -487,8 +487,6 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
         group_parts(b, g, &p0, &p1);
         freq_group *grp = &b->g[g];
         la_populate(&f->slot[p0 << shift], ((p1 - p0) << shift) * sizeof *f->slot);
-        /* the inserts go to random slots of a table larger than the cache: each starts its slot's
-         * cache miss PROBE_AHEAD shingles early, when it is one of this group's */
         for (size_t i = 0; i < c->n; i++) {
             if (c->r[i].part != c->held) continue;
             const uint64_t *set;
@@ -497,14 +495,22 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
             int listed_i = listed_row(c, i);
             if (listed_i && n != c->nsh[i])
                 return la_error(LA_EINTERNAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
+            /* this group's shingles first, without a branch on each (with two groups or more, half
+             * of them or more are another's: a branch that was mispredicted every other time) */
+            if (!grow((void **)&s->pass, &s->passcap, n, sizeof *s->pass))
+                return la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
+            uint64_t *mine = s->pass;
+            size_t m = 0;
             for (size_t k = 0; k < n; k++) {
-                size_t part = freq_home(f, set[k]) >> shift;
-                if (k + PROBE_AHEAD < n) {
-                    size_t ahead = freq_home(f, set[k + PROBE_AHEAD]);
-                    if ((ahead >> shift) - p0 < p1 - p0) LA_PREFETCH_WRITE(&f->slot[ahead]);
-                }
-                if (part - p0 >= p1 - p0) continue;
-                size_t at = freq_insert(f, set[k], 1, &b->fill[part]);
+                mine[m] = set[k];
+                m += (size_t)((freq_home(f, set[k]) >> shift) - p0 < p1 - p0);
+            }
+            /* then their inserts, which go to random slots of a table larger than the cache: each
+             * starts its slot's cache miss PROBE_AHEAD shingles early */
+            for (size_t k = 0; k < m; k++) {
+                if (k + PROBE_AHEAD < m) LA_PREFETCH_WRITE(&f->slot[freq_home(f, mine[k + PROBE_AHEAD])]);
+                size_t part = freq_home(f, mine[k]) >> shift;
+                size_t at = freq_insert(f, mine[k], 1, &b->fill[part]);
                 if (at == SIZE_MAX) {
                     atomic_store(&b->overflow, 1);
                     return LA_OK;
