@@ -579,8 +579,6 @@ static int filter_has(const df_table *t, uint64_t k)
 /* The slot a probe of key k starts at. */
 static size_t df_home(const df_table *t, uint64_t k) { return df_index(live_key(k)) & t->mask; }
 
-/* Key k into the filter; `shared`: other threads add keys at the same time (la_bit_set). */
-static void filter_add(df_table *t, uint64_t k, int shared) { la_bit_set(t->filter, filter_bit(t, k), shared); }
 
 /* df_insert for threads that insert at once: a slot is claimed by compare and swap; the keys end
  * in other slots than one thread would put them in, and a key's slot is all a probe depends on.
@@ -666,6 +664,8 @@ typedef struct grade_ctx {
     la_grade_params p;
     la_pairs *pairs;
     df_table df;
+    uint64_t **filter_own;   /* df_build with two threads or more: filter_own[w], the filter thread
+                                w > 0 sets its bits in (filter_sets) */
     scratch *sc;
     unsigned char *role;     /* per table row */
     uint32_t *slot;          /* per table row: index into sets, or UINT32_MAX */
@@ -1165,13 +1165,14 @@ static la_status check_params(const la_grade_params *p)
 static la_status filter_sets(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
-    (void)worker;
-    int shared = c->df.nthreads > 1;
+    /* each thread sets the bits in a filter of its own, ORed into the table's afterwards: threads
+     * setting bits of one filter (atomically) took each other's cache lines on every other key */
+    uint64_t *filter = c->filter_own && worker ? c->filter_own[worker] : c->df.filter;
     for (size_t k = begin; k < end; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
         const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
         for (int j = 0; j < 2; j++)
-            for (size_t q = 0; q < kind[j]->n; q++) filter_add(&c->df, kind[j]->v[q], shared);
+            for (size_t q = 0; q < kind[j]->n; q++) la_bit_set(filter, filter_bit(&c->df, kind[j]->v[q]), 0);
     }
     return LA_OK;
 }
@@ -1201,6 +1202,8 @@ static la_status insert_sets(void *vctx, int worker, size_t begin, size_t end)
         const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
         for (int j = 0; j < 2; j++)
             for (size_t q = 0; q < kind[j]->n; q++) {
+                /* a set's keys go to slots far apart in a table larger than the cache */
+                if (q + PROBE_AHEAD < kind[j]->n) LA_PREFETCH_WRITE(&t->e[df_home(t, kind[j]->v[q + PROBE_AHEAD])]);
                 mine += (size_t)df_insert_shared(t, kind[j]->v[q]);
                 if (mine == INSERT_REPORT) {
                     if (atomic_fetch_add_explicit(&c->df_used, mine, memory_order_relaxed) + mine > bound) {
@@ -1232,9 +1235,22 @@ static la_status df_build(grade_ctx *c, size_t nkeys, int nt)
     df_table *t = &c->df;
     t->filter_log2 = FILTER_MIN_LOG2;
     while (t->filter_log2 < 40 && ((size_t)1 << t->filter_log2) < nkeys * FILTER_BITS_PER_KEY) t->filter_log2++;
-    if (!(t->filter = la_zalloc_n((size_t)1 << (t->filter_log2 - 6), sizeof *t->filter)))
+    size_t words = (size_t)1 << (t->filter_log2 - 6);
+    if (!(t->filter = la_zalloc_n(words, sizeof *t->filter)))
         return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
-    LA_TRY(la_parallel_for(nt, c->nlinked, 64, filter_sets, c));
+    la_status st = LA_OK;
+    if (nt > 1 && !(c->filter_own = la_calloc_n((size_t)nt, sizeof *c->filter_own))) st = LA_ENOMEM;
+    for (int w = 1; st == LA_OK && w < nt; w++)
+        if (!(c->filter_own[w] = la_zalloc_n(words, sizeof **c->filter_own))) st = LA_ENOMEM;
+    if (st == LA_OK) st = la_parallel_for(nt, c->nlinked, 64, filter_sets, c);
+    for (int w = 1; c->filter_own && w < nt; w++) {
+        for (size_t i = 0; st == LA_OK && i < words; i++) t->filter[i] |= c->filter_own[w][i];
+        free(c->filter_own[w]);
+    }
+    free(c->filter_own);
+    c->filter_own = NULL;
+    if (st == LA_ENOMEM) return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
+    LA_TRY(st);
     double distinct = filter_distinct(t);
     size_t cap = 64;
     while ((double)cap < 2 * distinct) {
@@ -1257,6 +1273,7 @@ static la_status df_build(grade_ctx *c, size_t nkeys, int nt)
         const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
         for (int j = 0; j < 2; j++)
             for (size_t q = 0; q < kind[j]->n; q++) {
+                if (q + PROBE_AHEAD < kind[j]->n) LA_PREFETCH_WRITE(&t->e[df_home(t, kind[j]->v[q + PROBE_AHEAD])]);
                 if (4 * (used + 1) > 3 * (t->mask + 1)) LA_TRY(df_grow(t));
                 used += (size_t)df_insert(t, kind[j]->v[q]);
             }
