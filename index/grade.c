@@ -1172,7 +1172,7 @@ static la_status filter_sets(void *vctx, int worker, size_t begin, size_t end)
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
         const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
         for (int j = 0; j < 2; j++)
-            for (size_t q = 0; q < kind[j]->n; q++) la_bit_set(filter, filter_bit(&c->df, kind[j]->v[q]), 0);
+            for (size_t q = 0; q < kind[j]->n; q++) la_bit_set(filter, filter_bit(&c->df, kind[j]->v[q]));
     }
     return LA_OK;
 }

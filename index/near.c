@@ -681,16 +681,22 @@ static la_status list_held_rows(freq_build *b)
 /* Slots of the held-out shingles' table an item of the filter's loop. */
 enum { FILTER_SLOTS_PER_ITEM = 1 << 16 };
 
-/* The keys of slots [begin, end) of the held-out shingles' table into its filter (la_bit_set: the
- * threads share the filter's words). */
+/* The filter's loop: with two threads or more, the filter each thread but the first sets its bits
+ * in (own[w]), ORed into the table's afterwards: the slots' keys set bits anywhere in the filter,
+ * and threads setting bits of one filter (atomically) took each other's cache lines. */
+typedef struct filter_job {
+    near_ctx *c;
+    uint64_t **own;
+} filter_job;
+
+/* The keys of slots [begin, end) of the held-out shingles' table into the worker's filter. */
 static la_status filter_slots(void *ctx, int worker, size_t begin, size_t end)
 {
-    near_ctx *c = ctx;
-    freq_table *f = &c->freq;
-    (void)worker;
-    int shared = c->nthreads > 1;
+    const filter_job *j = ctx;
+    const freq_table *f = &j->c->freq;
+    uint64_t *filter = j->own && worker ? j->own[worker] : f->filter;
     for (size_t i = begin; i < end; i++)
-        if (f->slot[i].n) la_bit_set(f->filter, freq_bit(f, f->slot[i].key), shared);
+        if (f->slot[i].n) la_bit_set(filter, freq_bit(f, f->slot[i].key));
     return LA_OK;
 }
 
@@ -731,9 +737,22 @@ static la_status build_freq(near_ctx *c)
     LA_TRY(st);
     f->filter_log2 = FILTER_MIN_LOG2;
     while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
-    f->filter = la_zalloc_n((size_t)1 << (f->filter_log2 - 6), sizeof *f->filter);
+    size_t words = (size_t)1 << (f->filter_log2 - 6);
+    f->filter = la_zalloc_n(words, sizeof *f->filter);
     if (!f->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
-    return la_parallel_for(c->nthreads, f->mask + 1, FILTER_SLOTS_PER_ITEM, filter_slots, c);
+    filter_job fj = {c, NULL};
+    int nt = c->nthreads;
+    if (nt > 1 && f->mask + 1 > FILTER_SLOTS_PER_ITEM && !(fj.own = la_calloc_n((size_t)nt, sizeof *fj.own))) st = LA_ENOMEM;
+    for (int w = 1; fj.own && st == LA_OK && w < nt; w++)
+        if (!(fj.own[w] = la_zalloc_n(words, sizeof **fj.own))) st = LA_ENOMEM;
+    if (st == LA_OK) st = la_parallel_for(nt, f->mask + 1, FILTER_SLOTS_PER_ITEM, filter_slots, &fj);
+    for (int w = 1; fj.own && w < nt; w++) {
+        for (size_t i = 0; st == LA_OK && i < words; i++) f->filter[i] |= fj.own[w][i];
+        free(fj.own[w]);
+    }
+    free(fj.own);
+    if (st == LA_ENOMEM) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
+    return st;
 }
 
 static void freq_free(freq_table *f)
