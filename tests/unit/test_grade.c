@@ -337,6 +337,52 @@ static void test_vector_keys_match_portable_keys(void **state)
     la_table_free(f.t);
 }
 
+/* 300 held-out rows, each with words of its own that 4 seen rows besides its link also hold: each
+ * such word's weight comes from its count, which is only right when the word passed the filter of
+ * the held-out keys. That filter is set on every thread (a copy each, ORed): a word whose bit one
+ * thread set and the merge lost would count 0 and weigh as the rarest. The weights, and so the
+ * links' weighted containment, are the same at 1, 2 and 8 threads. */
+static void test_threads_count_every_held_out_key(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    enum { N = 300 };
+    char buf[512], id[16];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "own%da own%db own%dc the shared tail of every held out row", i, i, i);
+        snprintf(id, sizeof id, "t%d", i);
+        add(&f, f.test, id, buf);
+    }
+    for (int j = 0; j < N; j++) {
+        size_t at = 0;
+        for (int k = 0; k < 5; k++) {
+            int i = (j + 7 * k) % N;
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%sown%da own%db", k ? " and " : "", i, i);
+        }
+        snprintf(buf + at, sizeof buf - at, " own%dc", j);
+        snprintf(id, sizeof id, "s%d", j);
+        add(&f, f.dev, id, buf);
+    }
+    la_pairs base = {0};
+    for (uint32_t i = 0; i < N; i++) {
+        la_pair p = la_pair_make(N + i, i, LA_KIND_NEAR);
+        assert_int_equal(la_pairs_push(&base, &p), LA_OK);
+    }
+    la_pairs runs[3];
+    grade_at_1_2_8_threads(&f, &base, runs);
+    size_t differ = 0, shaded = 0;
+    for (size_t i = 0; i < base.n; i++) {
+        shaded += runs[0].v[i].wcontainment < 0.99f;
+        for (int k = 1; k < 3; k++) differ += runs[k].v[i].wcontainment != runs[0].v[i].wcontainment;
+    }
+    assert_int_equal(differ, 0);
+    assert_true(shaded > N / 2); /* the shared words weigh less: their counts were read */
+    for (int k = 0; k < 3; k++) la_pairs_free(&runs[k]);
+    la_pairs_free(&base);
+    la_table_free(f.t);
+}
+
 /* n in letters (a word with no digit in it) at p; returns its length. */
 static size_t letters(char *p, int n)
 {
@@ -572,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
         cmocka_unit_test(test_threads_fill_a_large_table_alike),
         cmocka_unit_test(test_vector_keys_match_portable_keys),
+        cmocka_unit_test(test_threads_count_every_held_out_key),
         cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
         cmocka_unit_test(test_digits_rule_keeps_translations_not_siblings),
     };
