@@ -105,6 +105,8 @@ int la_audit_command_run(la_audit_job *job, const char *command)
 {
     la_audit_state st;
     int rc;
+    /* with a second thread, the report this one replaces gives up its cached pages meanwhile */
+    if (job->cli.out && !job->shard.count && la_parallel_threads(job->cli.threads) > 1) la_outdir_release_previous(job->cli.out);
     la_status s = la_audit_execute(job, !job->cli.quiet, &st);
     /* with a second thread, the previous report goes on one while this one frees the audit */
     if (s == LA_OK && la_parallel_threads(st.exec.threads) > 1) la_outdir_defer_removal(1);

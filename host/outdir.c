@@ -423,6 +423,48 @@ static void *remove_main(void *dir)
 
 void la_outdir_defer_removal(int on) { g_defer_removal = on; }
 
+/* The previous report's cached pages, dropped on a thread of their own while the audit computes
+ * (la_outdir_release_previous), joined before the new report is begun or at la_outdir_settle. */
+static int g_releaser_running;
+static pthread_t g_releaser;
+
+static void *release_main(void *arg)
+{
+    char *dir = arg, *manifest = NULL;
+    if (read_manifest(dir, &manifest) == LA_OK && manifest) {
+        for (char *line = manifest + sizeof k_manifest_head - 1; *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            char *path = *line && !strchr(line, '/') ? join(dir, line) : NULL;
+            int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+            struct stat st;
+            if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+            if (fd >= 0) close(fd);
+            free(path);
+            if (!nl) break;
+            line = nl + 1;
+        }
+    }
+    free(manifest);
+    free(dir);
+    return NULL;
+}
+
+void la_outdir_release_previous(const char *dir)
+{
+    if (g_releaser_running || !dir) return;
+    char *copy = strdup(dir);
+    if (copy && pthread_create(&g_releaser, NULL, release_main, copy) == 0) g_releaser_running = 1;
+    else free(copy);
+}
+
+static void join_releaser(void)
+{
+    if (!g_releaser_running) return;
+    pthread_join(g_releaser, NULL);
+    g_releaser_running = 0;
+}
+
 static void join_remover(void)
 {
     if (!g_remover_running) return;
@@ -432,6 +474,7 @@ static void join_remover(void)
 
 void la_outdir_settle(void)
 {
+    join_releaser();
     join_remover();
     if (g_watch_kept) {
         g_watch_kept = 0;
@@ -618,6 +661,7 @@ static la_status write_file(la_outdir *o, const char *name, const void *data, si
 
 la_status la_outdir_begin(const char *dir, la_outdir *o)
 {
+    join_releaser(); /* the previous report's files are read below: not while they are released */
     memset(o, 0, sizeof *o);
     int exists;
     la_status s = resolve(dir, &o->shown, &o->final, &exists);

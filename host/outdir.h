@@ -61,7 +61,13 @@ la_status la_outdir_commit(la_outdir *o);
  * returns at once; la_outdir_settle waits for it. For a caller with more than one CPU to use and
  * something to do meanwhile (the audit command frees its memory). Off by default. */
 void la_outdir_defer_removal(int on);
-/* Wait until a deferred removal has finished (at once when none runs). */
+/* Drop the page cache of the files of the report in dir (those its manifest lists; nothing when dir
+ * holds none), on a thread of its own, while the caller computes the report that replaces it: the
+ * removal after the swap then has no cached pages to free (with a report just written, 18 of its
+ * 26 ms at 50k x 5k went to the old dev.jsonl's pages). The report stays as it is on disk. For a
+ * caller with a second CPU; joined by la_outdir_begin and la_outdir_settle. */
+void la_outdir_release_previous(const char *dir);
+/* Wait until a deferred removal, and a release, have finished (at once when none runs). */
 void la_outdir_settle(void);
 /* Remove the temporary directory. Frees o. Safe after a failed commit or begin. */
 void la_outdir_abort(la_outdir *o);

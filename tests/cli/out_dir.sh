@@ -64,6 +64,16 @@ expect_rc 0
 complete rep
 no_leftovers rep
 
+check "a run at two threads that fails on its input leaves the previous report byte for byte (its cached pages were let go meanwhile)"
+tree_digest rep >rep.before
+la audit --dev dev.jsonl --test broken.jsonl --out rep --threads 2
+expect_rc 2
+expect_has err.txt "broken.jsonl:1"
+tree_digest rep >rep.after
+expect_same rep.before rep.after
+complete rep
+no_leftovers rep
+
 check "an input inside a previous report is refused (auditing rep/dev.jsonl into rep)"
 cp rep/dev.jsonl rep.dev.copy
 tree_digest rep >rep.digest
