@@ -167,14 +167,27 @@ static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
     emit_ascii_bytes(o, s, i, n, fold);
 }
 
+/* The end of the run of ASCII bytes (below 0x80) of s[0 .. n) from i: eight bytes at a time. */
+static size_t ascii_end(const unsigned char *s, size_t i, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; n - i >= 8; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (x & HIGH) return i + (size_t)__builtin_ctzll(x & HIGH) / 8;
+    }
+#endif
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
+
 /* Append UTF-8 (bytes that do not decode are kept and count as non-space), collapsing Unicode
  * whitespace: collapse_space's rules with a shortcut for ASCII bytes. Room reserved. */
 static void emit_utf8(norm_out *o, const unsigned char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        size_t j = i;
-        while (j < n && s[j] < 0x80) j++;
+        size_t j = ascii_end(s, i, n);
         emit_ascii(o, s + i, j - i, 0);
         if (j == n) break;
         utf8proc_int32_t c;
@@ -221,8 +234,7 @@ static la_status normalize_nfkc(norm_out *o, const unsigned char *s, size_t n)
     la_status st = LA_OK;
     size_t i = 0;
     while (i < n && st == LA_OK) {
-        size_t j = i;
-        while (j < n && s[j] < 0x80) j++;
+        size_t j = ascii_end(s, i, n);
         size_t uni = j < n && j > i ? j - 1 : j; /* the byte before non-ASCII goes with it */
         st = out_reserve(o, uni - i);
         if (st != LA_OK) break;
