@@ -227,20 +227,24 @@ static void test_exact_copy_family_ungraded(void **state)
     la_table_free(f.t);
 }
 
+/* The links of base graded with the default parameters at `threads`, into a copy of them (run). */
+static void grade_copy(fixture *f, const la_pairs *base, la_pairs *run, int threads)
+{
+    run->n = run->cap = base->n;
+    run->v = malloc(base->n * sizeof *base->v);
+    assert_non_null(run->v);
+    memcpy(run->v, base->v, base->n * sizeof *base->v);
+    la_grade_params gp;
+    la_grade_params_default(&gp);
+    gp.threads = threads;
+    assert_int_equal(la_grade_pairs(f->t, &gp, run, NULL), LA_OK);
+}
+
 /* The links of base graded with the default parameters at 1, 2 and 8 threads, into runs[0..3). */
 static void grade_at_1_2_8_threads(fixture *f, const la_pairs *base, la_pairs runs[3])
 {
     int threads[3] = {1, 2, 8};
-    for (int k = 0; k < 3; k++) {
-        runs[k].n = runs[k].cap = base->n;
-        runs[k].v = malloc(base->n * sizeof *base->v);
-        assert_non_null(runs[k].v);
-        memcpy(runs[k].v, base->v, base->n * sizeof *base->v);
-        la_grade_params gp;
-        la_grade_params_default(&gp);
-        gp.threads = threads[k];
-        assert_int_equal(la_grade_pairs(f->t, &gp, &runs[k], NULL), LA_OK);
-    }
+    for (int k = 0; k < 3; k++) grade_copy(f, base, &runs[k], threads[k]);
 }
 
 /* Many links over many rows: identical fields for 1, 2 and 8 threads. */
@@ -313,15 +317,8 @@ static void test_vector_keys_match_portable_keys(void **state)
         }
     la_pairs runs[2];
     for (int k = 0; k < 2; k++) {
-        runs[k].n = runs[k].cap = base.n;
-        runs[k].v = malloc(base.n * sizeof *base.v);
-        assert_non_null(runs[k].v);
-        memcpy(runs[k].v, base.v, base.n * sizeof *base.v);
         la_grade_portable_keys(k);
-        la_grade_params gp;
-        la_grade_params_default(&gp);
-        gp.threads = 1;
-        assert_int_equal(la_grade_pairs(f.t, &gp, &runs[k], NULL), LA_OK);
+        grade_copy(&f, &base, &runs[k], 1);
     }
     la_grade_portable_keys(0);
     size_t differ = 0, weighted = 0;

@@ -243,6 +243,28 @@ static void assert_same_as_within(const fixture *f, la_near_params p, const la_p
     la_pairs_free(&all);
 }
 
+/* The pairs and stats of f at p's defaults on one thread, into ref and ref_st; p keeps the
+ * defaults. */
+static void one_thread_reference(fixture *f, la_near_params *p, la_pairs *ref, la_near_stats *ref_st)
+{
+    la_near_params_default(p);
+    p->threads = 1;
+    assert_int_equal(la_near_find(f->t, f->test, p, ref, ref_st), LA_OK);
+}
+
+/* la_near_find at p gives ref's pairs from as many candidates as ref_st counts. */
+static void assert_same_pairs(fixture *f, const la_near_params *p, const la_pairs *ref, const la_near_stats *ref_st)
+{
+    la_pairs got = {0};
+    la_near_stats st;
+    assert_int_equal(la_near_find(f->t, f->test, p, &got, &st), LA_OK);
+    assert_int_equal(got.n, ref->n);
+    assert_memory_equal(got.v, ref->v, ref->n * sizeof *ref->v);
+    assert_int_equal(st.candidates_containment, ref_st->candidates_containment);
+    assert_int_equal(st.candidates, ref_st->candidates);
+    la_pairs_free(&got);
+}
+
 static void test_same_output_for_any_thread_count(void **state)
 {
     fixture f;
@@ -272,11 +294,9 @@ static void test_same_output_for_any_thread_count(void **state)
         free(s);
     }
     la_near_params p;
-    la_near_params_default(&p);
     la_pairs ref = {0};
-    la_near_stats ref_st, st;
-    p.threads = 1;
-    assert_int_equal(la_near_find(f.t, f.test, &p, &ref, &ref_st), LA_OK);
+    la_near_stats ref_st;
+    one_thread_reference(&f, &p, &ref, &ref_st);
     assert_true(ref.n >= 40);
     assert_true(ref_st.candidates_containment > 0);
     /* and with the shingle sets kept between the phases (all of them; or too many to keep, so the
@@ -286,15 +306,9 @@ static void test_same_output_for_any_thread_count(void **state)
     size_t caches[] = {0, 64, (size_t)1 << 30};
     for (size_t k = 0; k < 3; k++)
         for (size_t m = 0; m < 3; m++) {
-            la_pairs got = {0};
             p.threads = counts[k];
             p.set_cache_bytes = caches[m];
-            assert_int_equal(la_near_find(f.t, f.test, &p, &got, &st), LA_OK);
-            assert_int_equal(got.n, ref.n);
-            assert_memory_equal(got.v, ref.v, ref.n * sizeof *ref.v);
-            assert_int_equal(st.candidates_containment, ref_st.candidates_containment);
-            assert_int_equal(st.candidates, ref_st.candidates);
-            la_pairs_free(&got);
+            assert_same_pairs(&f, &p, &ref, &ref_st);
         }
     /* two paths, the same pairs across (set cache off, and all sets kept) */
     for (size_t m = 0; m < 2; m++) {
@@ -337,23 +351,15 @@ static void test_large_held_out_side_any_thread_count(void **state)
         free(s);
     }
     la_near_params p;
-    la_near_params_default(&p);
     la_pairs ref = {0};
-    la_near_stats ref_st, st;
-    p.threads = 1;
-    assert_int_equal(la_near_find(f.t, f.test, &p, &ref, &ref_st), LA_OK);
+    la_near_stats ref_st;
+    one_thread_reference(&f, &p, &ref, &ref_st);
     assert_true(ref.n >= 390);
     assert_true(ref_st.candidates_containment >= 390);
     int counts[] = {2, 8};
     for (size_t k = 0; k < 2; k++) {
-        la_pairs got = {0};
         p.threads = counts[k];
-        assert_int_equal(la_near_find(f.t, f.test, &p, &got, &st), LA_OK);
-        assert_int_equal(got.n, ref.n);
-        assert_memory_equal(got.v, ref.v, ref.n * sizeof *ref.v);
-        assert_int_equal(st.candidates_containment, ref_st.candidates_containment);
-        assert_int_equal(st.candidates, ref_st.candidates);
-        la_pairs_free(&got);
+        assert_same_pairs(&f, &p, &ref, &ref_st);
     }
     la_pairs_free(&ref);
     la_table_free(f.t);
