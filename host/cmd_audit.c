@@ -105,11 +105,12 @@ int la_audit_command_run(la_audit_job *job, const char *command)
 {
     la_audit_state st;
     int rc;
-    /* with a second thread, the report this one replaces gives up its cached pages meanwhile */
-    if (job->cli.out && !job->shard.count && la_parallel_threads(job->cli.threads) > 1) la_outdir_release_previous(job->cli.out);
+    /* with a second thread, the report this one replaces gives up its cached pages while the audit
+     * runs, and is deleted while the audit frees its memory */
+    int helpers = la_parallel_threads(job->cli.threads) > 1;
+    if (helpers && job->cli.out && !job->shard.count) la_outdir_release_previous(job->cli.out);
+    la_outdir_defer_removal(helpers);
     la_status s = la_audit_execute(job, !job->cli.quiet, &st);
-    /* with a second thread, the previous report goes on one while this one frees the audit */
-    if (s == LA_OK && la_parallel_threads(st.exec.threads) > 1) la_outdir_defer_removal(1);
     if (s == LA_OK) s = la_audit_write(&st, job->cli.out);
     if (s == LA_OK && job->shard.count) {
         const la_row *rows = la_table_rows_const(st.table);

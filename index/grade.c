@@ -556,12 +556,13 @@ static size_t df_index(uint64_t k) { return (size_t)(k >> 8); }
 /* How many keys ahead count_rows prefetches the slot it will probe. */
 enum { PROBE_AHEAD = 16 };
 
-static size_t df_find(const df_table *t, uint64_t k)
+/* The slot of key k in e (the table's slots, or a counting thread's copy of them), or SIZE_MAX. */
+static size_t df_find(const df_table *t, const df_entry *e, uint64_t k)
 {
     k = live_key(k);
     for (size_t i = df_index(k) & t->mask;; i = (i + 1) & t->mask) {
-        if (t->e[i].key == k) return i;
-        if (!t->e[i].key) return SIZE_MAX;
+        if (e[i].key == k) return i;
+        if (!e[i].key) return SIZE_MAX;
     }
 }
 
@@ -742,10 +743,8 @@ static void count_keys(const df_table *df, df_entry *e, const scratch *s, size_t
         /* the probes do not depend on each other, and most of them go to a slot of a table larger
          * than the cache: start the cache miss of a probe COUNT_AHEAD keys ahead */
         if (k + COUNT_AHEAD < n) LA_PREFETCH(&e[df_home(df, key[k + COUNT_AHEAD])]);
-        uint64_t want = live_key(key[k]);
-        size_t at = df_index(want) & df->mask;
-        while (e[at].key != want && e[at].key) at = (at + 1) & df->mask;
-        if (!e[at].key) continue;
+        size_t at = df_find(df, e, key[k]);
+        if (at == SIZE_MAX) continue;
         uint32_t row = rows[k];
         if (e[at].last != row) {
             e[at].last = row;
@@ -775,9 +774,9 @@ static size_t keys_from(const df_table *df, const words *w, size_t k, int last_i
 /* Keys keys_avx512 may write past the last one it keeps. */
 enum { KEYS_SLACK = 16 };
 
-#if defined(__GNUC__) && defined(__x86_64__)
+#include "mix_avx512.h"
+#ifdef LA_MIX_AVX512
 #define GRADE_AVX512 1
-#include <immintrin.h>
 
 static int have_avx512, portable_keys; /* portable_keys: la_grade_portable_keys */
 
@@ -787,16 +786,6 @@ static void cpu_init(void)
     have_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 }
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
-
-/* la_mix64 of 8 lanes (two vpmullq). */
-__attribute__((target("avx512f,avx512dq"))) static inline __m512i mix64_x8(__m512i x)
-{
-    x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 30));
-    x = _mm512_mullo_epi64(x, _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
-    x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 27));
-    x = _mm512_mullo_epi64(x, _mm512_set1_epi64((long long)0x94d049bb133111ebull));
-    return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
-}
 
 /* filter_has of 8 keys: their bits' words gathered. */
 __attribute__((target("avx512f,avx512dq"))) static inline __mmask8 filter_x8(const df_table *df, __m512i k)
@@ -810,7 +799,7 @@ __attribute__((target("avx512f,avx512dq"))) static inline __mmask8 filter_x8(con
 }
 
 /* keys_from for words *k .. in blocks of 8 (k >= 1): the same keys (uni_key and bi_key through
- * mix64_x8, the filter through filter_x8), each block's passing words and then its passing pairs
+ * la_mix64_x8, the filter through filter_x8), each block's passing words and then its passing pairs
  * (the order of a row's keys does not matter to the count). Whole vectors are stored, compressed
  * in registers: up to 8 keys past the last one kept are written (KEYS_SLACK). Leaves *k and
  * *last_in at the first word it did not take, for keys_from. */
@@ -825,9 +814,9 @@ __attribute__((target("avx512f,avx512dq"))) static size_t keys_avx512(const df_t
         __m512i h = _mm512_loadu_si512((const void *)(w->h.v + i));
         __m512i hp = _mm512_loadu_si512((const void *)(w->h.v + i - 1));
         __m512i num = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(w->num + i)));
-        __m512i u = _mm512_and_si512(mix64_x8(_mm512_xor_si512(h, k_uni)), not_one);
+        __m512i u = _mm512_and_si512(la_mix64_x8(_mm512_xor_si512(h, k_uni)), not_one);
         u = _mm512_mask_or_epi64(u, _mm512_test_epi64_mask(num, num), u, one);
-        __m512i b = mix64_x8(_mm512_xor_si512(_mm512_xor_si512(_mm512_rol_epi64(hp, 17), h), k_bi));
+        __m512i b = la_mix64_x8(_mm512_xor_si512(_mm512_xor_si512(_mm512_rol_epi64(hp, 17), h), k_bi));
         unsigned in = filter_x8(df, u);
         unsigned keep_b = in & (in << 1 | prev) & filter_x8(df, b);
         _mm512_storeu_si512((void *)(key + nk), _mm512_maskz_compress_epi64((__mmask8)in, u));
@@ -962,7 +951,7 @@ static int fill_weights(const grade_ctx *c, const u64v *keys, float **shared, fl
     if (!*shared || !*alone) return 0;
     for (size_t k = 0; k < keys->n; k++) {
         if (k + PROBE_AHEAD < keys->n) LA_PREFETCH(&c->df.e[df_home(&c->df, keys->v[k + PROBE_AHEAD])]);
-        size_t at = df_find(&c->df, keys->v[k]);
+        size_t at = df_find(&c->df, c->df.e, keys->v[k]);
         double df = at == SIZE_MAX ? 1.0 : (double)c->df.e[at].count;
         (*shared)[k] = weight_of(c, df - 2.0);
         (*alone)[k] = weight_of(c, df - 1.0);
@@ -1167,7 +1156,7 @@ static la_status filter_sets(void *vctx, int worker, size_t begin, size_t end)
     grade_ctx *c = vctx;
     /* each thread sets the bits in a filter of its own, ORed into the table's afterwards: threads
      * setting bits of one filter (atomically) took each other's cache lines on every other key */
-    uint64_t *filter = c->filter_own && worker ? c->filter_own[worker] : c->df.filter;
+    uint64_t *filter = la_bits_of(c->df.filter, c->filter_own, worker);
     for (size_t k = begin; k < end; k++) {
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
         const u64v *kind[2] = {&c->sets[k].uni, &c->sets[k].bi};
@@ -1238,18 +1227,12 @@ static la_status df_build(grade_ctx *c, size_t nkeys, int nt)
     size_t words = (size_t)1 << (t->filter_log2 - 6);
     if (!(t->filter = la_zalloc_n(words, sizeof *t->filter)))
         return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
-    la_status st = LA_OK;
-    if (nt > 1 && !(c->filter_own = la_calloc_n((size_t)nt, sizeof *c->filter_own))) st = LA_ENOMEM;
-    for (int w = 1; st == LA_OK && w < nt; w++)
-        if (!(c->filter_own[w] = la_zalloc_n(words, sizeof **c->filter_own))) st = LA_ENOMEM;
-    if (st == LA_OK) st = la_parallel_for(nt, c->nlinked, 64, filter_sets, c);
-    for (int w = 1; c->filter_own && w < nt; w++) {
-        for (size_t i = 0; st == LA_OK && i < words; i++) t->filter[i] |= c->filter_own[w][i];
-        free(c->filter_own[w]);
-    }
-    free(c->filter_own);
+    int failed;
+    c->filter_own = la_bits_copies(nt, words, &failed);
+    if (failed) return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
+    la_status st = la_parallel_for(nt, c->nlinked, 64, filter_sets, c);
+    la_bits_merge(t->filter, c->filter_own, nt, words, st == LA_OK);
     c->filter_own = NULL;
-    if (st == LA_ENOMEM) return la_error(LA_ENOMEM, "grades: out of memory for the filter of %zu words", nkeys);
     LA_TRY(st);
     double distinct = filter_distinct(t);
     size_t cap = 64;

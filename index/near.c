@@ -695,7 +695,7 @@ static la_status filter_slots(void *ctx, int worker, size_t begin, size_t end)
 {
     const filter_job *j = ctx;
     const freq_table *f = &j->c->freq;
-    uint64_t *filter = j->own && worker ? j->own[worker] : f->filter;
+    uint64_t *filter = la_bits_of(f->filter, j->own, worker);
     for (size_t i = begin; i < end; i++)
         if (f->slot[i].n) la_bit_set(filter, freq_bit(f, f->slot[i].key));
     return LA_OK;
@@ -741,18 +741,12 @@ static la_status build_freq(near_ctx *c)
     size_t words = (size_t)1 << (f->filter_log2 - 6);
     f->filter = la_zalloc_n(words, sizeof *f->filter);
     if (!f->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
-    filter_job fj = {c, NULL};
-    int nt = c->nthreads;
-    if (nt > 1 && f->mask + 1 > FILTER_SLOTS_PER_ITEM && !(fj.own = la_calloc_n((size_t)nt, sizeof *fj.own))) st = LA_ENOMEM;
-    for (int w = 1; fj.own && st == LA_OK && w < nt; w++)
-        if (!(fj.own[w] = la_zalloc_n(words, sizeof **fj.own))) st = LA_ENOMEM;
-    if (st == LA_OK) st = la_parallel_for(nt, f->mask + 1, FILTER_SLOTS_PER_ITEM, filter_slots, &fj);
-    for (int w = 1; fj.own && w < nt; w++) {
-        for (size_t i = 0; st == LA_OK && i < words; i++) f->filter[i] |= fj.own[w][i];
-        free(fj.own[w]);
-    }
-    free(fj.own);
-    if (st == LA_ENOMEM) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
+    /* copies only where the loop has more than one item */
+    int nt = c->nthreads, failed;
+    filter_job fj = {c, la_bits_copies(f->mask + 1 > FILTER_SLOTS_PER_ITEM ? nt : 1, words, &failed)};
+    if (failed) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu held-out shingles", f->keys);
+    st = la_parallel_for(nt, f->mask + 1, FILTER_SLOTS_PER_ITEM, filter_slots, &fj);
+    la_bits_merge(f->filter, fj.own, nt, words, st == LA_OK);
     return st;
 }
 

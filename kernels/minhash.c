@@ -73,9 +73,9 @@ static void minhash_loop(const uint64_t *h, size_t n, int k, const uint32_t *pa,
     }
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
+#include "mix_avx512.h"
+#ifdef LA_MIX_AVX512
 #define LA_MINHASH_AVX512 1
-#include <immintrin.h>
 
 /* The AVX-512 loop. Keys: 8 shingle hashes at a time through la_mix64 (two vpmullq), narrowed to 32
  * bits. Slots: 16 per 512-bit vector; per 16 slots and key one vpmulld, one vpaddd, one vpminud. A
@@ -86,16 +86,9 @@ __attribute__((target("avx512f,avx512dq")))
 static void fold_keys_avx512(const uint64_t *h, size_t n, uint32_t *key)
 {
     const __m512i seed = _mm512_set1_epi64((long long)LA_MINHASH_SEED);
-    const __m512i c1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
-    const __m512i c2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m512i x = _mm512_xor_si512(_mm512_loadu_si512((const void *)(h + i)), seed);
-        x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 30));
-        x = _mm512_mullo_epi64(x, c1);
-        x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 27));
-        x = _mm512_mullo_epi64(x, c2);
-        x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+        __m512i x = la_mix64_x8(_mm512_xor_si512(_mm512_loadu_si512((const void *)(h + i)), seed));
         _mm256_storeu_si256((void *)(key + i), _mm512_cvtepi64_epi32(x));
     }
     for (; i < n; i++) key[i] = la_minhash_key(h[i]);
