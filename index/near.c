@@ -1354,16 +1354,22 @@ static int pairable(const near_ctx *c, uint32_t x, uint32_t y)
     return c->p.within && c->r[x].part == c->r[y].part;
 }
 
-/* A containment hit on row y, which needs `need` hits: counted per row in place of sorting the
- * hits (linear in them). Returns 0 when out of memory. */
-static int tally_hit(scratch *s, uint32_t y, uint32_t need)
+/* Room for k more tallied rows: taken before a list's hits, so that tally_hit has no branch. */
+static int tally_room(scratch *s, size_t k)
 {
-    if (s->nhit[y] == 0) {
-        if (!grow((void **)&s->hits, &s->hitcap, s->nhits + 1, sizeof *s->hits)) return 0;
-        s->hits[s->nhits++] = (con_hit){y, need};
-    }
-    if (s->nhit[y] < UINT8_MAX) s->nhit[y]++;
-    return 1;
+    return grow((void **)&s->hits, &s->hitcap, s->nhits + k, sizeof *s->hits);
+}
+
+/* A containment hit on row y, which needs `need` hits, when `ok`: counted per row in place of
+ * sorting the hits (linear in them). The row is listed on its first hit. Branch-free: whether a
+ * hit is a row's first follows no pattern, and a branch on it was mispredicted in a good share
+ * of the probe's time; the entry is written whatever, and kept by counting it. */
+static void tally_hit(scratch *s, uint32_t y, uint32_t need, int ok)
+{
+    uint8_t h = s->nhit[y];
+    s->hits[s->nhits] = (con_hit){y, need};
+    s->nhits += (size_t)(ok & (h == 0));
+    s->nhit[y] = (uint8_t)(h + (ok & (h < UINT8_MAX)));
 }
 
 /* Pair x with every tallied row that got the hits it needs (emit orients the pair), and clear the
@@ -1442,13 +1448,14 @@ static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, si
             if (!con[t]) continue;
             const la_bucket_entry *f;
             size_t k = la_buckets_find(con[t], pass[i], &f);
+            if (!tally_room(s, k)) return 0;
             for (size_t q = 0; q < k; q++) {
                 uint32_t y = f[q].row, ny = f[q].aux & CON_NSH_MASK;
                 if (ny == CON_NSH_MASK) ny = c->nsh[y];
                 /* every row of the other side's table is across the boundary; only the own side's
                  * (with `within`) needs the check */
                 if (ny > nx || (t == 1 && !pairable(c, x, y))) continue;
-                if (!tally_hit(s, y, f[q].aux >> CON_NSH_BITS)) return 0;
+                tally_hit(s, y, f[q].aux >> CON_NSH_BITS, 1);
             }
         }
     }
@@ -1477,8 +1484,8 @@ static int probe_held_lists(near_ctx *c, scratch *s, uint32_t y)
     }
     for (uint32_t j = 0; j < ns; j++) {
         const uint32_t *list = c->freq.held_rows + at[j];
-        for (uint32_t q = 1; q <= list[0]; q++)
-            if (c->nsh[list[q]] >= ny && !tally_hit(s, list[q], c->need[ns])) return 0;
+        if (!tally_room(s, list[0])) return 0;
+        for (uint32_t q = 1; q <= list[0]; q++) tally_hit(s, list[q], c->need[ns], c->nsh[list[q]] >= ny);
     }
     return emit_tallied(c, s, y);
 }
