@@ -553,16 +553,19 @@ static uint64_t live_key(uint64_t k) { return k ? k : 1; }
  * is a number), so bits above the lowest are as good as a hash of them. */
 static size_t df_index(uint64_t k) { return (size_t)(k >> 8); }
 
-/* How many keys ahead count_rows prefetches the slot it will probe. */
+/* How many keys ahead a pass over keys prefetches the slot it will probe (count_rows: COUNT_AHEAD). */
 enum { PROBE_AHEAD = 16 };
+
+/* The slot a probe of key k starts at. */
+static size_t df_home(const df_table *t, uint64_t k) { return df_index(live_key(k)) & t->mask; }
 
 /* The slot of key k in e (the table's slots, or a counting thread's copy of them), or the empty
  * slot that ends its probe when k is not in. One exit: whether a key that passed the filter is in
  * follows no pattern (one in eight is a false pass), and a branch on it was mispredicted. */
 static size_t df_slot(const df_table *t, const df_entry *e, uint64_t k)
 {
+    size_t i = df_home(t, k);
     k = live_key(k);
-    size_t i = df_index(k) & t->mask;
     while (e[i].key != k && e[i].key) i = (i + 1) & t->mask;
     return i;
 }
@@ -584,9 +587,6 @@ static int filter_has(const df_table *t, uint64_t k)
     size_t b = filter_bit(t, k);
     return (int)(t->filter[b >> 6] >> (b & 63) & 1);
 }
-
-/* The slot a probe of key k starts at. */
-static size_t df_home(const df_table *t, uint64_t k) { return df_index(live_key(k)) & t->mask; }
 
 
 /* df_insert for threads that insert at once: a slot is claimed by compare and swap; the keys end
