@@ -3,7 +3,8 @@
  *
  * The bucket table sorts its entries by key with a stable radix sort (kernels/keysort.h, or a
  * backend's twin of it for la_buckets_new_sorted) and indexes the first entry of every distinct key in an open-addressing table of 32-bit positions, with
- * the key's high half as a tag so most misses cost one memory access. A table larger than a core's
+ * 24 high bits of the key as a tag so most misses cost one memory access, and the key's entry count
+ * beside it. A table larger than a core's
  * second-level cache has a bit filter of its keys in front (8 bits a key, a few hundred KB at
  * most-used sizes): most probes miss, and the filter turns them away without the slot's miss.
  * Keys are expected to be well mixed hashes (they index the table and the filter directly).
@@ -99,8 +100,16 @@ la_status la_lsh_choose(double threshold, int num_perm, double fp_weight, double
  * miss) reads one line per slot, not one in each of two arrays. */
 typedef struct key_slot {
     uint32_t pos;  /* first entry of the key + 1; 0 = empty slot */
-    uint32_t tag;  /* high 32 bits of the key */
+    uint32_t tag;  /* high 24 bits of the key (above TAG_SHIFT), then the key's entries in the low
+                      8 bits (COUNT_MAX: that many or more, counted in the entries) */
 } key_slot;
+
+/* The slot's count saves a find the loop that counts the key's entries (its end a mispredicted
+ * branch at each hit); the tag, 24 bits, still turns away almost every other key met on the probe
+ * before its entry is read. */
+enum { TAG_SHIFT = 40, COUNT_MAX = 255 };
+
+static uint32_t slot_tag(uint64_t key) { return (uint32_t)(key >> TAG_SHIFT) << 8; }
 
 struct la_buckets {
     la_bucket_entry *e;
@@ -167,9 +176,11 @@ la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets *
         if (i + PREFETCH_AHEAD < n) LA_PREFETCH_WRITE(&b->slots[(size_t)entries[i + PREFETCH_AHEAD].key & b->mask]);
         if (i > 0 && entries[i].key == entries[i - 1].key) continue;
         uint64_t k = entries[i].key;
+        size_t c = 1;
+        while (c < COUNT_MAX && i + c < n && entries[i + c].key == k) c++;
         size_t slot = (size_t)k & b->mask;
         while (b->slots[slot].pos) slot = (slot + 1) & b->mask;
-        b->slots[slot] = (key_slot){(uint32_t)(i + 1), (uint32_t)(k >> 32)};
+        b->slots[slot] = (key_slot){(uint32_t)(i + 1), slot_tag(k) | (uint32_t)c};
     }
     if (cap >= FILTER_MIN_SLOTS) {
         b->filter_log2 = 12;
@@ -201,15 +212,16 @@ size_t la_buckets_find(const la_buckets *b, uint64_t key, const la_bucket_entry 
 {
     if (!may_have(b, key)) return 0;
     size_t slot = (size_t)key & b->mask;
-    uint32_t tag = (uint32_t)(key >> 32);
+    uint32_t tag = slot_tag(key);
     for (;;) {
         key_slot k = b->slots[slot];
         uint32_t p = k.pos;
         if (!p) return 0;
-        if (k.tag == tag && b->e[p - 1].key == key) {
+        if ((k.tag & ~0xffu) == tag && b->e[p - 1].key == key) {
             const la_bucket_entry *f = &b->e[p - 1];
-            size_t c = 1;
-            while (p - 1 + c < b->n && f[c].key == key) c++;
+            size_t c = k.tag & 0xffu;
+            if (c == COUNT_MAX)
+                while (p - 1 + c < b->n && f[c].key == key) c++;
             *first = f;
             return c;
         }

@@ -152,12 +152,44 @@ static void test_buckets_filtered(void **state)
     la_buckets_free(b);
 }
 
+/* Keys of 1 to 1,000 entries each (the slot keeps counts up to 254 and counts the rest in the
+ * entries): every key finds all its rows, in input order; a key differing from a present one only
+ * in bits the slot's tag leaves out (32 to 39) or in its lowest bit finds none. */
+static void test_buckets_counts(void **state)
+{
+    (void)state;
+    static const uint32_t counts[] = {1, 2, 253, 254, 255, 256, 257, 511, 1000, 3};
+    enum { NK = sizeof counts / sizeof *counts };
+    size_t n = 0;
+    for (size_t k = 0; k < NK; k++) n += counts[k];
+    la_bucket_entry *e = malloc(n * sizeof *e);
+    /* the keys' entries interleaved: entry j of key k after entry j of every key before it */
+    size_t w = 0;
+    for (uint32_t j = 0; j < 1000; j++)
+        for (size_t k = 0; k < NK; k++)
+            if (j < counts[k]) e[w++] = (la_bucket_entry){.key = la_mix64(k + 100), .row = (uint32_t)(k * 10000 + j)};
+    assert_int_equal(w, n);
+    la_buckets *b;
+    assert_int_equal(la_buckets_new(e, n, &b), LA_OK);
+    assert_int_equal(la_buckets_keys(b), NK);
+    for (size_t k = 0; k < NK; k++) {
+        const la_bucket_entry *f;
+        uint64_t key = la_mix64(k + 100);
+        assert_int_equal(la_buckets_find(b, key, &f), counts[k]);
+        for (uint32_t j = 0; j < counts[k]; j++) assert_int_equal(f[j].row, k * 10000 + j);
+        for (int bit = 32; bit < 40; bit++) assert_int_equal(la_buckets_find(b, key ^ 1ull << bit, &f), 0);
+        assert_int_equal(la_buckets_find(b, key ^ 1, &f), 0);
+    }
+    la_buckets_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_band_choices),
         cmocka_unit_test(test_choice_minimizes_the_plain_error),
         cmocka_unit_test(test_candidate_probability),
+        cmocka_unit_test(test_buckets_counts),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_buckets),
         cmocka_unit_test(test_buckets_filtered),
