@@ -4,7 +4,7 @@
  * Four phases, whose per-item results go to fixed slots, so the output does not depend on the
  * thread count, on scheduling or on the backend:
  *   1. signatures, a batch of rows at a time: the CPU shingles each row (parallel loop), finds its
- *      sorted distinct shingles (la_cpu_shingle_sorted_distinct) and adds them to the document
+ *      distinct shingles (la_cpu_shingle_distinct, in no sorted order) and adds them to the document
  *      frequencies (across the boundary: a table of the held-out rows' shingles, built once they
  *      are signed; with --within: a sketch of every shingle); the backend (dispatch.h: CPU or
  *      CUDA) computes the SimHash of the multisets ("near_simhash"),
@@ -20,8 +20,9 @@
  *      the cache, so they prefetch some lookups ahead. Without --within the other side's rows are
  *      sampled as they probe, from the shingles the probe builds anyway, and the held-out rows probe
  *      the other side's samples after them;
- *   4. verification (CPU, parallel): the two rows' sorted shingle sets compared exactly; a reported
- *      pair's MinHash estimate comes from signing its two sets again.
+ *   4. verification (CPU, parallel): the two rows' shingle sets compared exactly (the held-out row's
+ *      set indexed once for all its candidates, la_cpu_shingle_index); a reported pair's MinHash
+ *      estimate comes from signing its two sets again.
  * Shingle sets are kept between the phases while they fit in p.set_cache_bytes (set), else rebuilt
  * from the text in each phase.
  */
@@ -127,8 +128,11 @@ typedef struct scratch {
     uint64_t *coff_m, *coff_u;
     uint32_t *csig;
     size_t chunk_cap;
-    uint64_t *dtab;          /* la_cpu_shingle_sorted_distinct's table (dtab_room), all zero */
+    uint64_t *dtab;          /* la_cpu_shingle_distinct's table (dtab_room), all zero */
     size_t dtab_len;
+    uint64_t *vtab;          /* verification: the table indexing bset (vx), all zero between uses */
+    size_t vtab_len;
+    la_shingle_index vx;
     uint64_t *multi;         /* shingle_row: a row's shingle multiset */
     size_t multicap;
     double op_s[3];
@@ -210,7 +214,7 @@ struct near_ctx {
     uint64_t *mh, *uh, *slot, *moff, *uoff, *bsimh, *bkeys;
     uint32_t *mcnt;
     int probe_signed;         /* this signing pass probes the held-out LSH table with each batch */
-    /* every row's sorted distinct shingles as signing built them (nsh[i] of them at set +
+    /* every row's distinct shingles as signing built them (nsh[i] of them at set +
      * set_start[i]), kept for the later phases while they fit in p.set_cache_bytes; NULL: rebuilt
      * from the text */
     uint64_t *set, *set_start;
@@ -247,20 +251,25 @@ static void phase_adds(const near_ctx *c, size_t n)
     if (c->p.phase_adds) c->p.phase_adds(c->p.progress_ctx, n);
 }
 
-/* Room in the scratch's table for the distinct values of n shingles; 0 when out of memory. */
-static int dtab_room(scratch *s, size_t n)
+/* A table of at least len entries, all zero, in *t (*have entries now); 0 when out of memory. */
+static int zeroed_room(uint64_t **t, size_t *have, size_t len)
 {
-    size_t len = la_shingle_distinct_table(n);
-    if (len <= s->dtab_len) return 1;
-    free(s->dtab);
-    s->dtab_len = 0;
-    if (!(s->dtab = la_calloc_n(len, sizeof *s->dtab))) return 0;
-    s->dtab_len = len;
+    if (len <= *have) return 1;
+    free(*t);
+    *have = 0;
+    if (!(*t = la_calloc_n(len, sizeof **t))) return 0;
+    *have = len;
     return 1;
 }
 
-/* Row i's sorted distinct shingles, built from its text, in *buf; returns the count, or (size_t)-1
- * when out of memory. */
+/* Room in the scratch's table for the distinct values of n shingles; 0 when out of memory. */
+static int dtab_room(scratch *s, size_t n) { return zeroed_room(&s->dtab, &s->dtab_len, la_shingle_distinct_table(n)); }
+
+/* Room in the scratch's verification table for a set of n shingles; 0 when out of memory. */
+static int vtab_room(scratch *s, size_t n) { return zeroed_room(&s->vtab, &s->vtab_len, la_shingle_index_table(n)); }
+
+/* Row i's distinct shingles, built from its text, in *buf (la_cpu_shingle_distinct's order, the
+ * order signing built them in); returns the count, or (size_t)-1 when out of memory. */
 static size_t shingle_row(const near_ctx *c, scratch *s, size_t i, uint64_t **buf, size_t *cap)
 {
     const la_row *r = &c->r[i];
@@ -269,7 +278,7 @@ static size_t shingle_row(const near_ctx *c, scratch *s, size_t i, uint64_t **bu
         return (size_t)-1;
     size_t n = la_cpu_shingle(r->norm, r->norm_len, c->p.shingle_kind, c->p.shingle_size, s->multi, s->multicap);
     if (!dtab_room(s, n)) return (size_t)-1;
-    return la_cpu_shingle_sorted_distinct(s->multi, n, *buf, s->dtab);
+    return la_cpu_shingle_distinct(s->multi, n, *buf, s->dtab);
 }
 
 static int push_cand(scratch *s, uint32_t a, uint32_t b, uint32_t src)
@@ -797,7 +806,7 @@ static la_status shingle_batch(void *ctx, int worker, size_t begin, size_t end)
         size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
         c->mcnt[j] = (uint32_t)n;
         if (!dtab_room(s, n)) return la_error(LA_ENOMEM, "near: out of memory signing row %zu", i);
-        n = la_cpu_shingle_sorted_distinct(m, n, u, s->dtab);
+        n = la_cpu_shingle_distinct(m, n, u, s->dtab);
         c->nsh[i] = (uint32_t)n;
         LA_TRY(count_frequencies(c, worker, i, u, n));
         if (skip) c->nsh[i] = 0, c->mcnt[j] = 0; /* counted in the frequencies, and no further */
@@ -975,9 +984,9 @@ static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
         size_t cap = (size_t)(c->slot[j + 1] - mpos);
         size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
         size_t nm = n;
-        /* the distinct set sorted, without sorting the multiset (SimHash counts it in any order) */
+        /* the distinct set, without sorting the multiset (SimHash counts it in any order) */
         if (!dtab_room(s, n)) return la_error(LA_ENOMEM, "near: out of memory signing row %zu", i);
-        n = la_cpu_shingle_sorted_distinct(m, n, u, s->dtab);
+        n = la_cpu_shingle_distinct(m, n, u, s->dtab);
         LA_TRY(count_frequencies(c, worker, i, u, n));
         if (skip) continue; /* counted in the frequencies, and no further */
         c->nsh[i] = (uint32_t)n;
@@ -1147,10 +1156,10 @@ static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n, uint
         uint32_t d = freq_of(c, h);
         if (d < 2) continue;
         shared++;
-        /* Hashes arrive ascending, so an equal df never displaces an earlier entry. */
-        if (nb == m && d >= best_df[nb - 1]) continue;
+        /* the m least by (df, hash): the set comes in no particular order */
+        if (nb == m && (d > best_df[nb - 1] || (d == best_df[nb - 1] && h > best_h[nb - 1]))) continue;
         size_t j = nb < m ? nb++ : nb - 1;
-        while (j > 0 && best_df[j - 1] > d) {
+        while (j > 0 && (best_df[j - 1] > d || (best_df[j - 1] == d && best_h[j - 1] > h))) {
             best_df[j] = best_df[j - 1];
             best_h[j] = best_h[j - 1];
             j--;
@@ -1163,8 +1172,8 @@ static void sample_set(near_ctx *c, size_t i, const uint64_t *sh, size_t n, uint
     c->nsamp[i] = (uint32_t)nb;
 }
 
-/* Row i's sorted distinct shingles, *n of them: from the set cache when it holds them, else built in
- * *buf. NULL when out of memory. */
+/* Row i's distinct shingles, *n of them: from the set cache when it holds them, else built in *buf
+ * (the same values in the same order). NULL when out of memory. */
 static const uint64_t *distinct_set(const near_ctx *c, scratch *s, size_t i, uint64_t **buf, size_t *cap, size_t *n)
 {
     if (c->set) {
@@ -1386,7 +1395,7 @@ static int emit_tallied(near_ctx *c, scratch *s, uint32_t x)
     return ok;
 }
 
-/* Row x probes the tables of the other side. sh[0 .. nsh_x): its sorted distinct shingles when the
+/* Row x probes the tables of the other side. sh[0 .. nsh_x): its distinct shingles when the
  * caller has them, else sh is NULL and the containment probe gets them. Returns 0 when out of
  * memory. */
 static int probe_row(near_ctx *c, scratch *s, uint32_t x, const uint64_t *sh, size_t nsh_x)
@@ -1528,14 +1537,17 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
         uint32_t a = (uint32_t)(c->cands[k].key & 0xffffffffu), b = (uint32_t)(c->cands[k].key >> 32);
         c->keep[k] = 0;
         if (s->cached != b) {
-            if (!(s->bset = distinct_set(c, s, b, &s->sh2, &s->sh2cap, &s->ncached)))
+            /* candidates come by b: b's set is indexed once for all its candidates */
+            la_cpu_shingle_index_clear(&s->vx);
+            if (!(s->bset = distinct_set(c, s, b, &s->sh2, &s->sh2cap, &s->ncached)) || !vtab_room(s, s->ncached))
                 return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
+            la_cpu_shingle_index(&s->vx, s->bset, s->ncached, s->vtab);
             s->cached = b;
         }
         size_t na, nb = s->ncached;
         const uint64_t *aset = distinct_set(c, s, a, &s->sh, &s->shcap, &na);
         if (!aset) return la_error(LA_ENOMEM, "near: out of memory verifying candidates");
-        size_t inter = la_cpu_shingle_overlap(aset, na, s->bset, nb);
+        size_t inter = la_cpu_shingle_index_overlap(&s->vx, aset, na);
         size_t mn = na < nb ? na : nb;
         double jac = (double)inter / (double)(na + nb - inter);
         double con = (double)inter / (double)mn;
@@ -1559,6 +1571,7 @@ static la_status verify(void *ctx, int worker, size_t begin, size_t end)
         c->res[k] = p;
         c->keep[k] = 1;
     }
+    la_cpu_shingle_index_clear(&s->vx); /* the table all zero for the next items */
     phase_adds(c, end - begin);
     return LA_OK;
 }
@@ -1631,6 +1644,7 @@ static void free_ctx(near_ctx *c)
             free(c->sc[i].coff_u);
             free(c->sc[i].csig);
             free(c->sc[i].dtab);
+            free(c->sc[i].vtab);
             free(c->sc[i].multi);
         }
         free(c->sc);

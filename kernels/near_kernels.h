@@ -47,14 +47,36 @@ void la_cpu_shingle_sort(uint64_t *h, size_t n);
 /* Remove duplicates from a sorted array in place; returns the number of distinct values. */
 size_t la_cpu_shingle_unique(uint64_t *h, size_t n);
 
-/* Entries of the table la_cpu_shingle_sorted_distinct needs for n values. */
+/* Entries of the table la_cpu_shingle_distinct needs for n values. */
 size_t la_shingle_distinct_table(size_t n);
 
-/* The distinct values of h[0..n) (any order, h unchanged) into out[0..), ascending: what
- * la_cpu_shingle_sort and la_cpu_shingle_unique give, 1.4 to 2 times as fast from 40 values
- * (bench/near/distinct_bench). table: la_shingle_distinct_table(n) entries or more, all zero, and
- * left all zero. Returns the number of distinct values. */
-size_t la_cpu_shingle_sorted_distinct(const uint64_t *h, size_t n, uint64_t *out, uint64_t *table);
+/* The distinct values of h[0..n) (h unchanged) into out[0..): in the order of their first
+ * occurrence, or ascending (fewer than 16 values, or values crowding a few slots of the table: they
+ * are sorted then). The same h gives the same out. table: la_shingle_distinct_table(n)
+ * entries or more, all zero, and left all zero. Returns the number of distinct values. */
+size_t la_cpu_shingle_distinct(const uint64_t *h, size_t n, uint64_t *out, uint64_t *table);
+
+/* A distinct set indexed for la_cpu_shingle_index_overlap: its values in a table of their own. */
+typedef struct la_shingle_index {
+    uint64_t *slot;
+    size_t mask;
+    int shift;
+    int zero; /* the set holds the value 0 (kept apart: 0 marks an empty slot) */
+} la_shingle_index;
+
+/* Entries of the table la_cpu_shingle_index needs for n values. */
+size_t la_shingle_index_table(size_t n);
+
+/* Index the distinct values set[0..n) in table (la_shingle_index_table(n) entries or more, all zero,
+ * borrowed until la_cpu_shingle_index_clear). */
+void la_cpu_shingle_index(la_shingle_index *x, const uint64_t *set, size_t n, uint64_t *table);
+
+/* How many of the distinct values a[0..na) the indexed set holds: la_cpu_shingle_overlap's count for
+ * sets in any order. */
+size_t la_cpu_shingle_index_overlap(const la_shingle_index *x, const uint64_t *a, size_t na);
+
+/* The table all zero again, and x indexes nothing. */
+void la_cpu_shingle_index_clear(la_shingle_index *x);
 
 /* Number of values present in both sorted, duplicate-free arrays. */
 size_t la_cpu_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb);

@@ -144,18 +144,21 @@ static void test_overlap_counts_shared_elements(void **state)
     }
 }
 
-/* The distinct values of a multiset, sorted, from the ordered table: what sorting and
- * la_cpu_shingle_unique give, the input unchanged and the table left empty. Multisets of 0 to
- * 3,000 values: hashes with few and many repeats, zeros, and values crowded into a few home slots
- * (small numbers, one top bit pattern), which take the sort instead. */
-static void test_sorted_distinct_matches_sort(void **state)
+/* The distinct values of a multiset from la_cpu_shingle_distinct: the set sorting and
+ * la_cpu_shingle_unique give, each value once, in the order of its first occurrence (from 16
+ * values, unless they crowd a few home slots: then sorted), the same out for the same input, the
+ * input unchanged and the table left empty. Multisets of 0 to 3,000 values: hashes with few and
+ * many repeats, zeros, and values crowded into a few home slots (small numbers, one top bit
+ * pattern), which take the sort instead. */
+static void test_distinct_matches_sort(void **state)
 {
     (void)state;
     enum { MOST = 3000 };
-    static uint64_t m[MOST], keep[MOST], got[MOST], want[MOST];
+    static uint64_t m[MOST], keep[MOST], got[MOST], again[MOST], want[MOST], first[MOST];
     size_t len = la_shingle_distinct_table(MOST);
     uint64_t *table = calloc(len, sizeof *table), r = 0x13198a2e03707344ull;
     assert_non_null(table);
+    int in_order = 0;
     for (int t = 0; t < 400; t++) {
         size_t n = (size_t)(t * 37 % (MOST + 1)), pool = 1 + (size_t)(t % 4 == 0 ? 7 : t * 11 % 4000);
         for (size_t i = 0; i < n; i++) {
@@ -167,10 +170,67 @@ static void test_sorted_distinct_matches_sort(void **state)
         memcpy(want, m, n * sizeof *m);
         la_cpu_shingle_sort(want, n);
         size_t nw = la_cpu_shingle_unique(want, n);
-        size_t ng = la_cpu_shingle_sorted_distinct(m, n, got, table);
+        /* the first occurrences, in order (quadratic, on the distinct values seen so far) */
+        size_t nf = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t j = 0;
+            while (j < nf && first[j] != m[i]) j++;
+            if (j == nf) first[nf++] = m[i];
+        }
+        assert_int_equal(nf, nw);
+        size_t ng = la_cpu_shingle_distinct(m, n, got, table);
         assert_int_equal(ng, nw);
-        if (nw) assert_memory_equal(got, want, nw * sizeof *got);
+        for (size_t k = 0; k < len; k++) assert_true(table[k] == 0);
+        assert_int_equal(la_cpu_shingle_distinct(m, n, again, table), ng);
+        if (ng) assert_memory_equal(again, got, ng * sizeof *got);
         if (n) assert_memory_equal(m, keep, n * sizeof *m);
+        if (ng && !memcmp(got, first, ng * sizeof *got)) {
+            in_order += n >= 16;
+        } else if (ng) {
+            /* sorted instead: the same values ascending */
+            assert_memory_equal(got, want, ng * sizeof *got);
+        }
+    }
+    /* the hashes (two in three of the multisets) keep their first occurrences' order */
+    assert_true(in_order >= 200);
+    free(table);
+}
+
+/* The overlap counted through la_cpu_shingle_index against la_cpu_shingle_overlap on the same sets
+ * sorted: sets of 0 to 400 hashes in any order, sharing all, none or some of their values, with and
+ * without the value 0, and the table all zero after la_cpu_shingle_index_clear. */
+static void test_index_overlap_matches_merge(void **state)
+{
+    (void)state;
+    enum { MOST = 400 };
+    static uint64_t a[MOST], b[MOST], bd[MOST], sa[MOST], sb[MOST];
+    size_t len = la_shingle_index_table(MOST);
+    uint64_t *table = calloc(len, sizeof *table), r = 0xa4093822299f31d0ull;
+    assert_non_null(table);
+    for (int t = 0; t < 600; t++) {
+        size_t na = (size_t)(t * 7 % (MOST + 1)), nb = (size_t)(t * 13 % (MOST + 1));
+        int share = t % 5; /* in fifths: how often b takes one of a's values */
+        for (size_t i = 0; i < MOST; i++) a[i] = la_mix64((uint64_t)t << 32 | i);
+        for (size_t i = 0; i < nb; i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            b[i] = na && (int)(r % 5) < share ? a[(r >> 8) % na] : la_mix64(r | 1ull << 63);
+        }
+        if (t % 4 == 1 && na) a[na / 2] = 0;
+        if (t % 8 == 1 && nb) b[0] = 0;
+        /* b's distinct values in the order la_cpu_shingle_distinct gives them (bd), and sorted */
+        uint64_t *dtab = calloc(la_shingle_distinct_table(nb), sizeof *dtab);
+        assert_non_null(dtab);
+        size_t nbd = la_cpu_shingle_distinct(b, nb, bd, dtab);
+        free(dtab);
+        memcpy(sb, bd, nbd * sizeof *bd);
+        la_cpu_shingle_sort(sb, nbd);
+        memcpy(sa, a, na * sizeof *a);
+        la_cpu_shingle_sort(sa, na);
+        size_t want = la_cpu_shingle_overlap(sa, la_cpu_shingle_unique(sa, na), sb, nbd);
+        la_shingle_index x;
+        la_cpu_shingle_index(&x, bd, nbd, table);
+        assert_int_equal(la_cpu_shingle_index_overlap(&x, a, na), want);
+        la_cpu_shingle_index_clear(&x);
         for (size_t k = 0; k < len; k++) assert_true(table[k] == 0);
     }
     free(table);
@@ -186,7 +246,8 @@ int main(void)
         cmocka_unit_test(test_capacity_is_reported),
         cmocka_unit_test(test_set_helpers),
         cmocka_unit_test(test_overlap_counts_shared_elements),
-        cmocka_unit_test(test_sorted_distinct_matches_sort),
+        cmocka_unit_test(test_distinct_matches_sort),
+        cmocka_unit_test(test_index_overlap_matches_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
