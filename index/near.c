@@ -617,7 +617,10 @@ static la_status fit_freq(freq_build *b)
 
 /* Each part's lists, in slot order: with b->laying 0, the room they take counted into
  * start[part + 1]; with 1, laid out from start[part] (the count, then room for the rows), each
- * slot's `at` left at its list's end. */
+ * slot's `at` left at its list's end. Without a branch on whether a slot has a list (half of them,
+ * at random): every slot writes its count where the next list would start, and a slot without one
+ * is overwritten by the next that has one, or writes into the entry each part keeps after its lists
+ * (so no write reaches the next part's, which another thread lays out). */
 static la_status layout_lists(void *ctx, int worker, size_t begin, size_t end)
 {
     freq_build *b = ctx;
@@ -629,14 +632,20 @@ static la_status layout_lists(void *ctx, int worker, size_t begin, size_t end)
         group_parts(b, g, &p0, &p1);
         for (size_t p = p0; p < p1; p++) {
             size_t at = b->laying ? b->start[p] : 0;
-            for (size_t i = p * size; i < (p + 1) * size; i++) {
-                uint32_t k = f->slot[i].at;
-                if (!k) continue;
-                if (b->laying) f->held_rows[at] = k;
-                at += 1 + (size_t)k;
-                if (b->laying) f->slot[i].at = (uint32_t)at;
+            if (b->laying) {
+                for (size_t i = p * size; i < (p + 1) * size; i++) {
+                    uint32_t k = f->slot[i].at;
+                    f->held_rows[at] = k;
+                    at += (size_t)(k != 0) + k;
+                    f->slot[i].at = k ? (uint32_t)at : 0;
+                }
+            } else {
+                for (size_t i = p * size; i < (p + 1) * size; i++) {
+                    uint32_t k = f->slot[i].at;
+                    at += (size_t)(k != 0) + k;
+                }
+                b->start[p + 1] = at + 1; /* and the part's last entry */
             }
-            if (!b->laying) b->start[p + 1] = at;
         }
     }
     return LA_OK;
@@ -660,8 +669,7 @@ static la_status fill_lists(void *ctx, int worker, size_t begin, size_t end)
         }
         size_t p0, p1;
         group_parts(b, g, &p0, &p1);
-        for (size_t i = p0 * size; i < p1 * size; i++)
-            if (f->slot[i].at) f->slot[i].at--;
+        for (size_t i = p0 * size; i < p1 * size; i++) f->slot[i].at -= f->slot[i].at != 0;
     }
     return LA_OK;
 }
