@@ -218,27 +218,32 @@ static void test_blake2b(void **state)
     static const size_t lens[] = {0, 1, 63, 127, 128, 129, 255, 256, 257, 1000, 4096, (1u << 16) + 77};
     static const size_t keylens[] = {0, 1, 32, 64};
     static const size_t outlens[] = {1, 16, 32, 64};
-    for (size_t a = 0; a < sizeof lens / sizeof *lens; a++)
-        for (size_t b = 0; b < sizeof keylens / sizeof *keylens; b++)
-            for (size_t c = 0; c < sizeof outlens / sizeof *outlens; c++) {
-                size_t n = lens[a], kl = keylens[b], ol = outlens[c];
-                assert_int_equal(crypto_generichash(want, ol, in, n, kl ? key : NULL, kl), 0);
-                assert_int_equal(la_blake2b(got, ol, in, n, kl ? key : NULL, kl), 0);
-                assert_memory_equal(got, want, ol);
-                /* fed in pieces of every size from 0 to 300 bytes */
-                la_blake2b_state st;
-                assert_int_equal(la_blake2b_init(&st, kl ? key : NULL, kl, ol), 0);
-                uint32_t r = (uint32_t)(n * 7 + kl + ol);
-                for (size_t at = 0; at < n;) {
-                    r = r * 1103515245u + 12345u;
-                    size_t piece = (r >> 16) % 301;
-                    if (piece > n - at) piece = n - at;
-                    la_blake2b_update(&st, in + at, piece);
-                    at += piece;
+    /* both compiled rounds where the CPU has BMI2 (portable 1: the baseline's), else the one */
+    for (int portable = 0; portable < 2; portable++) {
+        la_blake2b_portable(portable);
+        for (size_t a = 0; a < sizeof lens / sizeof *lens; a++)
+            for (size_t b = 0; b < sizeof keylens / sizeof *keylens; b++)
+                for (size_t c = 0; c < sizeof outlens / sizeof *outlens; c++) {
+                    size_t n = lens[a], kl = keylens[b], ol = outlens[c];
+                    assert_int_equal(crypto_generichash(want, ol, in, n, kl ? key : NULL, kl), 0);
+                    assert_int_equal(la_blake2b(got, ol, in, n, kl ? key : NULL, kl), 0);
+                    assert_memory_equal(got, want, ol);
+                    /* fed in pieces of every size from 0 to 300 bytes */
+                    la_blake2b_state st;
+                    assert_int_equal(la_blake2b_init(&st, kl ? key : NULL, kl, ol), 0);
+                    uint32_t r = (uint32_t)(n * 7 + kl + ol);
+                    for (size_t at = 0; at < n;) {
+                        r = r * 1103515245u + 12345u;
+                        size_t piece = (r >> 16) % 301;
+                        if (piece > n - at) piece = n - at;
+                        la_blake2b_update(&st, in + at, piece);
+                        at += piece;
+                    }
+                    la_blake2b_final(&st, got, ol);
+                    assert_memory_equal(got, want, ol);
                 }
-                la_blake2b_final(&st, got, ol);
-                assert_memory_equal(got, want, ol);
-            }
+    }
+    la_blake2b_portable(0);
     free(in);
 }
 
