@@ -119,18 +119,20 @@ static inline int ascii_space(unsigned char c)
     return c == ' ' || (unsigned char)(c - 9) < 5;
 }
 
-/* Append ASCII bytes s[i..end), A-Z folded to a-z when fold is set, collapsing whitespace. */
-static void emit_ascii_bytes(norm_out *o, const unsigned char *s, size_t i, size_t end, int fold)
+/* Append ASCII bytes s[i..end), A-Z folded to a-z when fold is set, collapsing whitespace: into
+ * p from *w, *pending the whitespace state (norm_out's fields, held by the caller in locals). */
+static inline void emit_ascii_bytes(char *p, size_t *w, int *pending, const unsigned char *s, size_t i, size_t end,
+                                    int fold)
 {
     for (; i < end; i++) {
         unsigned char c = s[i];
         if (ascii_space(c)) {
-            o->pending = o->w > 0;
+            *pending = *w > 0;
             continue;
         }
-        if (o->pending) o->p[o->w++] = ' ';
-        o->pending = 0;
-        o->p[o->w++] = (char)(fold && (unsigned char)(c - 'A') < 26 ? c + 32 : c);
+        if (*pending) p[(*w)++] = ' ';
+        *pending = 0;
+        p[(*w)++] = (char)(fold && (unsigned char)(c - 'A') < 26 ? c + 32 : c);
     }
 }
 
@@ -141,10 +143,14 @@ static void emit_ascii_bytes(norm_out *o, const unsigned char *s, size_t i, size
  * room reserved. Eight bytes at a time where they hold no control byte and no two spaces in a row,
  * which is most of running text: then the output is the input (folded) except for a space at either
  * end, which the pending state settles. Each test is exact per byte because no byte has its high bit
- * set and no sum below carries out of its byte. */
+ * set and no sum below carries out of its byte. The output's length and state stay in locals: kept
+ * in *o, each store of text (through a char pointer, which may alias anything) made the compiler
+ * store and load them again at every step. */
 static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
 {
-    size_t i = 0;
+    size_t i = 0, w = o->w;
+    int pending = o->pending;
+    char *p = o->p;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (; n - i >= 8; i += 8) {
         uint64_t x;
@@ -152,19 +158,22 @@ static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
         uint64_t y = x ^ (0x20 * ONES);
         uint64_t space = ~(((y & ~HIGH) + ~HIGH) | y | ~HIGH); /* HIGH where the byte is ' ' */
         uint64_t control = ~(x + 0x60 * ONES) & HIGH;          /* where it is below 0x20 */
-        if (control || (space & (space << 8)) || ((space & 0x80) && (o->pending || o->w == 0))) {
-            emit_ascii_bytes(o, s, i, i + 8, fold);
+        if (control || (space & (space << 8)) || ((space & 0x80) && (pending || w == 0))) {
+            emit_ascii_bytes(p, &w, &pending, s, i, i + 8, fold);
             continue;
         }
         if (fold) x |= ((x + 0x3f * ONES) & ~(x + 0x25 * ONES) & HIGH) >> 2; /* 'A'..'Z' += 32 */
-        if (o->pending) o->p[o->w++] = ' ';
-        memcpy(o->p + o->w, &x, 8);
-        o->w += 8;
-        o->pending = 0;
-        if (space >> 63) o->w--, o->pending = 1; /* a trailing space waits for what follows */
+        p[w] = ' ';
+        w += (size_t)pending; /* the pending space, written whatever and kept when it was pending */
+        memcpy(p + w, &x, 8);
+        w += 8;
+        pending = 0;
+        if (space >> 63) w--, pending = 1; /* a trailing space waits for what follows */
     }
 #endif
-    emit_ascii_bytes(o, s, i, n, fold);
+    emit_ascii_bytes(p, &w, &pending, s, i, n, fold);
+    o->w = w;
+    o->pending = pending;
 }
 
 /* The end of the run of ASCII bytes (below 0x80) of s[0 .. n) from i: eight bytes at a time. */
