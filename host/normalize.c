@@ -139,20 +139,20 @@ static inline void emit_ascii_bytes(char *p, size_t *w, int *pending, const unsi
 #define ONES 0x0101010101010101u
 #define HIGH 0x8080808080808080u
 
-/* Append ASCII bytes (no byte >= 0x80), A-Z folded to a-z when fold is set, collapsing whitespace;
- * room reserved. Eight bytes at a time where they hold no control byte and no two spaces in a row,
+/* Append ASCII bytes s[i..end) (no byte >= 0x80), A-Z folded to a-z when fold is set, collapsing
+ * whitespace, into p from *wp (*pendingp the whitespace state); room reserved. Eight bytes at a time where they hold no control byte and no two spaces in a row,
  * which is most of running text: then the output is the input (folded) except for a space at either
  * end, which the pending state settles. Each test is exact per byte because no byte has its high bit
  * set and no sum below carries out of its byte. The output's length and state stay in locals: kept
  * in *o, each store of text (through a char pointer, which may alias anything) made the compiler
  * store and load them again at every step. */
-static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
+static inline void emit_ascii_chunks(char *p, size_t *wp, int *pendingp, const unsigned char *s, size_t i, size_t end,
+                                     int fold)
 {
-    size_t i = 0, w = o->w;
-    int pending = o->pending;
-    char *p = o->p;
+    size_t w = *wp;
+    int pending = *pendingp;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; n - i >= 8; i += 8) {
+    for (; end - i >= 8; i += 8) {
         uint64_t x;
         memcpy(&x, s + i, 8);
         uint64_t y = x ^ (0x20 * ONES);
@@ -171,13 +171,18 @@ static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
         if (space >> 63) w--, pending = 1; /* a trailing space waits for what follows */
     }
 #endif
-    emit_ascii_bytes(p, &w, &pending, s, i, n, fold);
-    o->w = w;
-    o->pending = pending;
+    emit_ascii_bytes(p, &w, &pending, s, i, end, fold);
+    *wp = w;
+    *pendingp = pending;
+}
+
+static void emit_ascii_swar(norm_out *o, const unsigned char *s, size_t n, int fold)
+{
+    emit_ascii_chunks(o->p, &o->w, &o->pending, s, 0, n, fold);
 }
 
 /* The end of the run of ASCII bytes (below 0x80) of s[0 .. n) from i: eight bytes at a time. */
-static size_t ascii_end(const unsigned char *s, size_t i, size_t n)
+static size_t ascii_end_swar(const unsigned char *s, size_t i, size_t n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (; n - i >= 8; i += 8) {
@@ -188,6 +193,105 @@ static size_t ascii_end(const unsigned char *s, size_t i, size_t n)
 #endif
     while (i < n && s[i] < 0x80) i++;
     return i;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define NORM_AVX512 1
+#define NORM_AVX512_TARGET __attribute__((target("avx512f,avx512bw")))
+
+/* ascii_end_swar 64 bytes at a time: the first byte with its top bit set; the last, partial block
+ * by a masked load, which reads no byte past the text. */
+NORM_AVX512_TARGET static size_t ascii_end_avx512(const unsigned char *s, size_t i, size_t n)
+{
+    for (; i < n; i += 64) {
+        size_t left = n - i;
+        __mmask64 live = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
+        uint64_t high = (uint64_t)_mm512_movepi8_mask(_mm512_maskz_loadu_epi8(live, s + i));
+        if (high) return i + (size_t)__builtin_ctzll(high);
+    }
+    return n;
+}
+
+/* emit_ascii_swar's rule 64 bytes at a time: a block with no control byte, no two spaces in a row
+ * and no leading space to collapse with a pending one is the input, A-Z folded, stored whole (and a
+ * trailing space left pending); any other block, and the rest of the text, 8 bytes at a time. */
+NORM_AVX512_TARGET static void emit_ascii_avx512(norm_out *o, const unsigned char *s, size_t n, int fold)
+{
+    size_t i = 0, w = o->w;
+    int pending = o->pending;
+    char *p = o->p;
+    /* 0x20: below it a control byte, and what A-Z add to become a-z */
+    const __m512i sp = _mm512_set1_epi8(' '), ctl = _mm512_set1_epi8(0x20), big_a = _mm512_set1_epi8('A');
+    const __m512i letters = _mm512_set1_epi8(26);
+    for (; n - i >= 64; i += 64) {
+        __m512i x = _mm512_loadu_si512((const void *)(s + i));
+        uint64_t space = (uint64_t)_mm512_cmpeq_epi8_mask(x, sp);
+        uint64_t control = (uint64_t)_mm512_cmplt_epu8_mask(x, ctl);
+        if (control || (space & (space << 1)) || ((space & 1) && (pending || w == 0))) {
+            emit_ascii_chunks(p, &w, &pending, s, i, i + 64, fold); /* 8 bytes at a time, as without */
+            continue;
+        }
+        if (fold) {
+            __mmask64 upper = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(x, big_a), letters);
+            x = _mm512_mask_add_epi8(x, upper, x, ctl);
+        }
+        p[w] = ' ';
+        w += (size_t)pending;
+        _mm512_storeu_si512((void *)(p + w), x);
+        w += 64;
+        pending = 0;
+        if (space >> 63) w--, pending = 1;
+    }
+    emit_ascii_chunks(p, &w, &pending, s, i, n, fold);
+    o->w = w;
+    o->pending = pending;
+}
+
+static int norm_wide = -1; /* AVX-512 F + BW: unknown yet; la_normalize_portable sets 0 */
+
+static int wide(void)
+{
+    int v = __atomic_load_n(&norm_wide, __ATOMIC_RELAXED);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+        __atomic_store_n(&norm_wide, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+#endif
+
+int la_normalize_portable(int portable)
+{
+#ifdef NORM_AVX512
+    __builtin_cpu_init();
+    int have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    __atomic_store_n(&norm_wide, portable ? 0 : have, __ATOMIC_RELAXED);
+    return have;
+#else
+    (void)portable;
+    return 0;
+#endif
+}
+
+static size_t ascii_end(const unsigned char *s, size_t i, size_t n)
+{
+#ifdef NORM_AVX512
+    if (wide()) return ascii_end_avx512(s, i, n);
+#endif
+    return ascii_end_swar(s, i, n);
+}
+
+static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
+{
+#ifdef NORM_AVX512
+    if (n >= 64 && wide()) {
+        emit_ascii_avx512(o, s, n, fold);
+        return;
+    }
+#endif
+    emit_ascii_swar(o, s, n, fold);
 }
 
 /* Append UTF-8 (bytes that do not decode are kept and count as non-space), collapsing Unicode
