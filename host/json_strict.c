@@ -1,5 +1,6 @@
 /* json_strict.c - RFC 8259 checks on raw JSON text (see json_strict.h). */
 #include "json_strict.h"
+#include "la_scan.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,23 +46,9 @@ static unsigned hexval(const char *p)
     return v;
 }
 
-/* How many bytes from p, in whole blocks of 8, hold no '"', no '\\' and no control character:
- * the plain run of a string that the byte loop below can skip. */
-static size_t plain_run(const char *p, const char *end)
-{
-    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
-    const char *q = p;
-    while (end - q >= 8) {
-        uint64_t x, quote, slash;
-        memcpy(&x, q, 8);
-        quote = x ^ (ones * '"');
-        slash = x ^ (ones * '\\');
-        /* a zero byte in quote or slash, or a byte below 0x20 in x (exact for "any byte") */
-        if ((((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((x - ones * 0x20) & ~x)) & high) break;
-        q += 8;
-    }
-    return (size_t)(q - p);
-}
+/* How many bytes from p hold no '"', no '\\' and no control character: the plain run of a string
+ * that the byte loop below can skip. */
+static size_t plain_run(const char *p, const char *end) { return la_scan_json_plain(p, (size_t)(end - p)); }
 
 /* A string at c->p; with `out`, its decoded bytes are appended to the arena and returned in *out. */
 static int string(checker *c, span *out)

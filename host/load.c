@@ -1,6 +1,7 @@
 /* load.c - records -> validated rows or rejects (see load.h). */
 #include "load.h"
 #include "la_alloc.h"
+#include "la_scan.h"
 
 #include "arrow.h"
 #include "input.h"
@@ -63,14 +64,8 @@ static long utf8_invalid_at(const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
-        if (n - i >= 8) { /* eight ASCII bytes at a time: most of most lines */
-            uint64_t eight;
-            memcpy(&eight, u + i, 8);
-            if (!(eight & 0x8080808080808080u)) {
-                i += 8;
-                continue;
-            }
-        }
+        i += la_scan_ascii(u + i, n - i); /* most of most lines */
+        if (i >= n) break;
         unsigned c = u[i];
         size_t len;
         unsigned min, cp;

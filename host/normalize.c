@@ -2,6 +2,7 @@
 #include "normalize.h"
 #include "la_alloc.h"
 #include "la_arena.h"
+#include "la_scan.h"
 #include "parallel.h"
 
 #include <stdio.h>
@@ -181,37 +182,13 @@ static void emit_ascii_swar(norm_out *o, const unsigned char *s, size_t n, int f
     emit_ascii_chunks(o->p, &o->w, &o->pending, s, 0, n, fold);
 }
 
-/* The end of the run of ASCII bytes (below 0x80) of s[0 .. n) from i: eight bytes at a time. */
-static size_t ascii_end_swar(const unsigned char *s, size_t i, size_t n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; n - i >= 8; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        if (x & HIGH) return i + (size_t)__builtin_ctzll(x & HIGH) / 8;
-    }
-#endif
-    while (i < n && s[i] < 0x80) i++;
-    return i;
-}
+/* The end of the run of ASCII bytes (below 0x80) of s[0 .. n) from i. */
+static size_t ascii_end(const unsigned char *s, size_t i, size_t n) { return i + la_scan_ascii(s + i, n - i); }
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define NORM_AVX512 1
 #define NORM_AVX512_TARGET __attribute__((target("avx512f,avx512bw")))
-
-/* ascii_end_swar 64 bytes at a time: the first byte with its top bit set; the last, partial block
- * by a masked load, which reads no byte past the text. */
-NORM_AVX512_TARGET static size_t ascii_end_avx512(const unsigned char *s, size_t i, size_t n)
-{
-    for (; i < n; i += 64) {
-        size_t left = n - i;
-        __mmask64 live = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
-        uint64_t high = (uint64_t)_mm512_movepi8_mask(_mm512_maskz_loadu_epi8(live, s + i));
-        if (high) return i + (size_t)__builtin_ctzll(high);
-    }
-    return n;
-}
 
 /* emit_ascii_swar's rule 64 bytes at a time: a block with no control byte, no two spaces in a row
  * and no leading space to collapse with a pending one is the input, A-Z folded, stored whole (and a
@@ -273,14 +250,6 @@ int la_normalize_portable(int portable)
     (void)portable;
     return 0;
 #endif
-}
-
-static size_t ascii_end(const unsigned char *s, size_t i, size_t n)
-{
-#ifdef NORM_AVX512
-    if (wide()) return ascii_end_avx512(s, i, n);
-#endif
-    return ascii_end_swar(s, i, n);
 }
 
 static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)

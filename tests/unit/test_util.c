@@ -21,6 +21,7 @@
 #include "la_alloc.h"
 #include "la_blake2b.h"
 #include "la_cpus.h"
+#include "la_scan.h"
 #include "la_sort.h"
 #include "la_time.h"
 
@@ -247,6 +248,42 @@ static void test_blake2b(void **state)
     free(in);
 }
 
+/* The scans against byte loops: texts of 0 to 300 bytes at every offset of a buffer, plain or with
+ * one stop byte (>= 0x80 for the ASCII scan; '"', '\\' or a control byte for the JSON one) at any
+ * place, a stop byte just past the text (not read as part of it), with the CPU's loops and the
+ * 8-byte ones. */
+static void test_scans(void **state)
+{
+    (void)state;
+    enum { MOST = 300, PAD = 80 };
+    static unsigned char buf[MOST + 2 * PAD];
+    static const unsigned char stops_json[] = {'"', '\\', 0, 0x1f, '\n'}, stops_ascii[] = {0x80, 0xc3, 0xff};
+    uint32_t r = 12345;
+    for (int portable = 0; portable < 2; portable++) {
+        la_scan_portable(portable);
+        for (int t = 0; t < 4000; t++) {
+            r = r * 1103515245u + 12345u;
+            size_t n = (r >> 8) % (MOST + 1), off = (r >> 20) % PAD;
+            unsigned char *s = buf + off;
+            for (size_t i = 0; i < sizeof buf; i++) {
+                r = r * 1103515245u + 12345u;
+                buf[i] = (unsigned char)(0x20 + (r >> 16) % 0x5f); /* printable ASCII but '"' and '\\' */
+                if (buf[i] == '"' || buf[i] == '\\') buf[i] = 'x';
+            }
+            int json = t % 2;
+            if (t % 3 && n) { /* one stop byte inside */
+                r = r * 1103515245u + 12345u;
+                s[(r >> 8) % n] = json ? stops_json[(r >> 20) % 5] : stops_ascii[(r >> 20) % 3];
+            }
+            s[n] = json ? '"' : 0x80; /* just past the text */
+            size_t want = 0;
+            while (want < n && (json ? !(s[want] == '"' || s[want] == '\\' || s[want] < 0x20) : s[want] < 0x80)) want++;
+            assert_int_equal(json ? la_scan_json_plain(s, n) : la_scan_ascii(s, n), want);
+        }
+    }
+    la_scan_portable(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_sort_rows_by_id),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_blake2b),
+        cmocka_unit_test(test_scans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
