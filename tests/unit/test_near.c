@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "near.h"
@@ -479,9 +481,80 @@ static void test_parallel_failure_reaches_the_caller(void **state)
     }
 }
 
+/* Items of a loop each add their index to a per-worker sum (workers write their own slot). */
+typedef struct sum_job {
+    size_t sums[8];
+    int nested; /* each item also runs a loop of its own (the team is busy: threads of its own) */
+} sum_job;
+
+static la_status add_items(void *ctx, int worker, size_t begin, size_t end)
+{
+    sum_job *j = ctx;
+    for (size_t i = begin; i < end; i++) {
+        j->sums[worker] += i;
+        if (j->nested) {
+            sum_job inner = {{0}, 0};
+            if (la_parallel_for(2, 100, 7, add_items, &inner) != LA_OK) return LA_EINTERNAL;
+            size_t t = 0;
+            for (int w = 0; w < 8; w++) t += inner.sums[w];
+            if (t != 4950) return LA_EINTERNAL;
+        }
+    }
+    return LA_OK;
+}
+
+static size_t sum_loop(int threads, size_t n, int nested)
+{
+    sum_job j = {{0}, nested};
+    if (la_parallel_for(threads, n, 3, add_items, &j) != LA_OK) return 0;
+    size_t t = 0;
+    for (int w = 0; w < 8; w++) t += j.sums[w];
+    return t;
+}
+
+static void *loops_beside(void *arg)
+{
+    int *ok = arg;
+    for (int r = 0; r < 300; r++) *ok &= sum_loop(2 + r % 3, 1000, 0) == 499500;
+    return NULL;
+}
+
+/* The kept threads: thousands of loops in a row at changing thread counts (a team grown and then
+ * used by fewer), loops inside a loop's items, loops on two threads at once, and a forked child's
+ * loops all add up every item once. */
+static void test_parallel_loops_in_a_row(void **state)
+{
+    (void)state;
+    for (int r = 0; r < 3000; r++) assert_int_equal(sum_loop(1 + r % 8, 1 + (size_t)r % 500, 0), (size_t)(r % 500) * (1 + (size_t)r % 500) / 2);
+    assert_int_equal(sum_loop(4, 50, 1), 1225);
+    int ok = 1;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, loops_beside, &ok), 0);
+    for (int r = 0; r < 300; r++) assert_int_equal(sum_loop(2 + r % 2, 2000, 0), 1999000);
+    pthread_join(th, NULL);
+    assert_true(ok);
+#if defined(__SANITIZE_THREAD__)
+#define TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN_BUILD 1
+#endif
+#endif
+#ifdef TSAN_BUILD
+    return; /* ThreadSanitizer stops a forked child of a threaded process that starts threads */
+#endif
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(sum_loop(4, 1000, 0) == 499500 && sum_loop(2, 10, 0) == 45 ? 0 : 1);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parallel_loops_in_a_row),
         cmocka_unit_test(test_edited_and_quoted_copies),
         cmocka_unit_test(test_jaccard_and_containment_on_hand_made_sets),
         cmocka_unit_test(test_boundary_and_within),
