@@ -225,37 +225,13 @@ NORM_AVX512_TARGET static void emit_ascii_avx512(norm_out *o, const unsigned cha
     o->pending = pending;
 }
 
-static int norm_wide = -1; /* AVX-512 F + BW: unknown yet; la_normalize_portable sets 0 */
-
-static int wide(void)
-{
-    int v = __atomic_load_n(&norm_wide, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-        __atomic_store_n(&norm_wide, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
 #endif
-
-int la_normalize_portable(int portable)
-{
-#ifdef NORM_AVX512
-    __builtin_cpu_init();
-    int have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-    __atomic_store_n(&norm_wide, portable ? 0 : have, __ATOMIC_RELAXED);
-    return have;
-#else
-    (void)portable;
-    return 0;
-#endif
-}
 
 static void emit_ascii(norm_out *o, const unsigned char *s, size_t n, int fold)
 {
 #ifdef NORM_AVX512
-    if (n >= 64 && wide()) {
+    /* the 64-byte loops where the readers' scans take theirs (the CPU has AVX-512 F + BW) */
+    if (n >= 64 && la_scan_wide()) {
         emit_ascii_avx512(o, s, n, fold);
         return;
     }

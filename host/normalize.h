@@ -29,11 +29,6 @@ la_status la_normalize(const char *s, size_t n, la_norm_mode mode, char **out /*
 la_status la_normalize_into(const char *s, size_t n, la_norm_mode mode, char **buf /* IN/OUT */, size_t *cap /* IN/OUT */,
                             size_t *outlen /* OUT */);
 
-/* For tests: 1 makes la_normalize take its portable ASCII loops (8 bytes at a time) even where the
- * CPU has AVX-512 (0 gives it back the CPU's choice); returns whether the CPU has AVX-512 F and BW
- * (0 on other hosts). */
-int la_normalize_portable(int portable);
-
 /* The reference la_normalize is tested against: utf8proc over the whole text, then whitespace
  * collapsing. Same contract; several times slower on ASCII text. */
 la_status la_normalize_ref(const char *s, size_t n, la_norm_mode mode, char **out /* OUT */,

@@ -15,8 +15,13 @@ size_t la_scan_ascii(const void *s, size_t n);
 /* Bytes of s[0 .. n) before the first '"', '\\' or byte below 0x20: n when there is none. */
 size_t la_scan_json_plain(const void *s, size_t n);
 
-/* For tests: 1 makes both scans take the 8-byte loops even where the CPU has AVX-512 (0 gives it
- * back the CPU's choice); returns whether the CPU has AVX-512 F and BW (0 on other hosts). */
+/* Whether the scans take their 64-byte loops: the CPU has AVX-512 F and BW, and la_scan_portable
+ * has not turned them off. Other byte loops (normalization's) follow the same choice. */
+int la_scan_wide(void);
+
+/* For tests: 1 makes the scans, and the loops that follow la_scan_wide, take the 8-byte loops even
+ * where the CPU has AVX-512 (0 gives it back the CPU's choice); returns whether the CPU has AVX-512
+ * F and BW (0 on other hosts). */
 int la_scan_portable(int portable);
 
 #endif /* LA_SCAN_H */

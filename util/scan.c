@@ -92,6 +92,15 @@ static int wide(void)
 }
 #endif
 
+int la_scan_wide(void)
+{
+#ifdef SCAN_AVX512
+    return wide();
+#else
+    return 0;
+#endif
+}
+
 size_t la_scan_ascii(const void *s, size_t n)
 {
 #ifdef SCAN_AVX512
