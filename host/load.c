@@ -64,15 +64,13 @@ static long utf8_invalid_at(const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
-        i += la_scan_ascii(u + i, n - i); /* most of most lines */
-        if (i >= n) break;
         unsigned c = u[i];
-        size_t len;
-        unsigned min, cp;
-        if (c < 0x80) {
-            i++;
+        if (c < 0x80) { /* a run of ASCII: most of most lines (not called at each code point of CJK text) */
+            i += la_scan_ascii(u + i, n - i);
             continue;
         }
+        size_t len;
+        unsigned min, cp;
         if ((c & 0xE0) == 0xC0) len = 2, min = 0x80, cp = c & 0x1F;
         else if ((c & 0xF0) == 0xE0) len = 3, min = 0x800, cp = c & 0x0F;
         else if ((c & 0xF8) == 0xF0) len = 4, min = 0x10000, cp = c & 0x07;

@@ -182,8 +182,12 @@ static void emit_ascii_swar(norm_out *o, const unsigned char *s, size_t n, int f
     emit_ascii_chunks(o->p, &o->w, &o->pending, s, 0, n, fold);
 }
 
-/* The end of the run of ASCII bytes (below 0x80) of s[0 .. n) from i. */
-static size_t ascii_end(const unsigned char *s, size_t i, size_t n) { return i + la_scan_ascii(s + i, n - i); }
+/* The end of the run of ASCII bytes (below 0x80) of s[0 .. n) from i (no scan called when the run
+ * is empty, as between the code points of CJK text). */
+static size_t ascii_end(const unsigned char *s, size_t i, size_t n)
+{
+    return i < n && s[i] < 0x80 ? i + la_scan_ascii(s + i, n - i) : i;
+}
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
