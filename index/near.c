@@ -39,7 +39,6 @@
 #include "simhash_core.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -463,6 +462,7 @@ typedef struct freq_group {
 typedef struct freq_build {
     near_ctx *c;
     size_t groups;
+    size_t lsh_items;             /* 1: item 0 of count_held's loop builds the held-out LSH table */
     freq_group g[FREQ_PARTS];
     size_t fill[FREQ_PARTS];      /* keys per part */
     size_t start[FREQ_PARTS + 1]; /* where each part's lists begin in held_rows */
@@ -482,6 +482,8 @@ static void group_parts(const freq_build *b, size_t g, size_t *p0, size_t *p1)
     *p1 = (g + 1) * np / b->groups;
 }
 
+static la_status build_lsh(near_ctx *c, side sd, la_buckets **out);
+
 /* The held-out rows' distinct shingles of parts [p0, p1) into the table, in row order; the slot and
  * row of each shingle of a listed row into the group's lists, and the listed rows of each slot
  * counted in its `at`. */
@@ -492,8 +494,12 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
     freq_table *f = &c->freq;
     scratch *s = &c->sc[worker];
     size_t shift = (size_t)__builtin_ctzll((unsigned long long)f->part_mask + 1);
-    for (size_t g = begin; g < end; g++) {
-        size_t p0, p1;
+    for (size_t item = begin; item < end; item++) {
+        if (item < b->lsh_items) {
+            LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
+            continue;
+        }
+        size_t g = item - b->lsh_items, p0, p1;
         group_parts(b, g, &p0, &p1);
         freq_group *grp = &b->g[g];
         la_populate(&f->slot[p0 << shift], ((p1 - p0) << shift) * sizeof *f->slot);
@@ -680,7 +686,7 @@ static la_status fill_lists(void *ctx, int worker, size_t begin, size_t end)
 static la_status list_held_rows(freq_build *b)
 {
     freq_table *f = &b->c->freq;
-    int nt = (int)b->groups;
+    int nt = b->c->nthreads;
     b->laying = 0;
     LA_TRY(la_parallel_for(nt, b->groups, 1, layout_lists, b));
     size_t np = freq_nparts(f);
@@ -722,7 +728,7 @@ static la_status filter_slots(void *ctx, int worker, size_t begin, size_t end)
  * this), with the listed rows of each; the other side's rows add their counts as they are signed.
  * With the shingle sets kept, the parts of the table fill on every thread; without, on one (each
  * thread would shingle every held-out row again). The table is the same at any thread count. */
-static la_status build_freq(near_ctx *c)
+static la_status build_freq(near_ctx *c, int with_lsh)
 {
     freq_table *f = &c->freq;
     size_t most = 0;
@@ -738,10 +744,13 @@ static la_status build_freq(near_ctx *c)
     for (int parts = 1; st == LA_OK && parts >= 0; parts--) {
         if ((st = freq_alloc(f, cap, parts)) != LA_OK) break;
         if (b->groups) groups_free(b);
-        *b = (freq_build){.c = c};
+        *b = (freq_build){.c = c, .lsh_items = with_lsh ? 1 : 0};
+        /* the LSH table an item of the same loop, not a thread of its own: a third thread on two
+         * CPUs was left sharing one of them with a worker for up to 10 ms while the other idled */
         b->groups = c->set ? (size_t)c->nthreads : 1;
         if (b->groups > freq_nparts(f)) b->groups = freq_nparts(f);
-        st = la_parallel_for((int)b->groups, b->groups, 1, count_held, b);
+        st = la_parallel_for(c->nthreads, b->lsh_items + b->groups, 1, count_held, b);
+        if (st == LA_OK) with_lsh = 0; /* built, should the table be filled again in one part */
         if (st == LA_OK && !atomic_load(&b->overflow)) break;
     }
     if (st == LA_OK && atomic_load(&b->overflow)) st = la_error(LA_EINTERNAL, "near: the held-out shingles' table is full");
@@ -1257,41 +1266,18 @@ static la_status build_lsh(near_ctx *c, side sd, la_buckets **out)
     return bucket_table(c, e, n, 0, out);
 }
 
-/* build_lsh of the held-out side on a thread of its own (held_tables). */
-typedef struct lsh_job {
-    near_ctx *c;
-    la_status st;
-    char err[512]; /* its message: la_last_error is the thread's own */
-} lsh_job;
-
-static void *held_lsh_main(void *arg)
-{
-    lsh_job *j = arg;
-    j->st = build_lsh(j->c, SIDE_HELD, &j->c->lsh_h);
-    if (j->st != LA_OK) snprintf(j->err, sizeof j->err, "%s", la_last_error());
-    return NULL;
-}
-
 /* The held-out side's LSH table and (fused) its shingles' frequency table. They do not depend on
- * each other: with two threads or more on the host the LSH table, whose sort runs on one thread
- * (11 ms for the 210k band keys at 50k x 5k, the other CPU idle), is built beside the frequency
- * table's parallel loops. The same tables either way. */
+ * each other: on the host, the LSH table (its sort runs on one thread: 11 ms for the 210k band keys
+ * at 50k x 5k) is the first item of the loop that fills the frequency table's parts, so another
+ * thread fills parts while it is built. The same tables either way. */
 static la_status held_tables(near_ctx *c)
 {
-    if (!c->fused || c->nthreads < 2 || !c->x->be->host_loops) {
+    if (!c->fused) return build_lsh(c, SIDE_HELD, &c->lsh_h);
+    if (!c->x->be->host_loops) {
         LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
-        return c->fused ? build_freq(c) : LA_OK;
+        return build_freq(c, 0);
     }
-    lsh_job j = {c, LA_OK, ""};
-    pthread_t th;
-    if (pthread_create(&th, NULL, held_lsh_main, &j) != 0) {
-        LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
-        return build_freq(c);
-    }
-    la_status st = build_freq(c);
-    pthread_join(th, NULL);
-    if (j.st != LA_OK) return la_error(j.st, "%s", j.err);
-    return st;
+    return build_freq(c, 1);
 }
 
 static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
