@@ -7,7 +7,6 @@
 #include "parallel.h"
 
 #include <csv.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -501,6 +500,26 @@ typedef struct absorb_job {
     char err[256];
 } absorb_job;
 
+/* The next block read beside the lines of this one (two threads or more): into `dst` after the
+ * unfinished line copied to its front, a piece an item of each window's loop, each piece in
+ * proportion to the lines parsed (the block is read by the time its lines are; what is left is
+ * read when they are). No thread of its own: a third thread on two CPUs took a worker's CPU in
+ * turns while the window's other items waited for that worker. */
+typedef struct read_ahead {
+    la_read_fn more;
+    void *more_ctx;
+    char *dst;
+    size_t len, cap;   /* dst holds len bytes (the unfinished line), room for cap */
+    size_t most;       /* the most to read: twice the block before (a small first block is parsed
+                          while a larger one is read, and so on up to the buffer's size) */
+    size_t got;        /* read so far */
+    size_t piece;      /* this window's piece: bytes to ask for, 0 for none */
+    int end;           /* the input ended */
+    int done;          /* this window's piece was read */
+    la_status st;
+    char err[1024];
+} read_ahead;
+
 /* The previous window's commit, an item of the next window's parallel loop (two threads or more):
  * its chunks counted and committed in order and released, the reading state advanced. */
 typedef struct commit_job {
@@ -519,6 +538,7 @@ typedef struct jsonl_run {
     const la_limits *lim;
     jsonl_chunk *chunks; /* the window */
     absorb_job *ab;      /* NULL: no absorb */
+    read_ahead *ra;      /* NULL: no piece of the next block to read beside the window */
     commit_job *cj;      /* NULL: no commit beside the window */
 } jsonl_run;
 
@@ -554,27 +574,54 @@ static void absorb_window(const jsonl_run *run)
     ab->done = 1;
 }
 
+/* Up to `want` more bytes of the next block; sets r->end when the input has no more. */
+static la_status read_more(read_ahead *r, size_t want)
+{
+    while (want > 0 && !r->end) {
+        size_t room = r->cap - r->len - 1 - r->got, got = 0;
+        if (room > want) room = want;
+        if (room == 0) break;
+        LA_TRY(r->more(r->more_ctx, r->dst + r->len + r->got, room, &got));
+        r->got += got;
+        want -= got;
+        r->end = got == 0;
+    }
+    return LA_OK;
+}
+
+static void read_piece(const jsonl_run *run)
+{
+    read_ahead *r = run->ra;
+    r->st = read_more(r, r->piece);
+    if (r->st != LA_OK) snprintf(r->err, sizeof r->err, "%s", la_last_error());
+    r->done = 1;
+}
+
 static void commit_window(const jsonl_run *run, commit_job *cj);
 
-/* Items of a window: the absorb of its bytes (with absorb), the previous window's commit (with cj),
- * then its chunks in order. */
+/* Items of a window: the absorb of its bytes (with absorb), a piece of the next block (with ra),
+ * the previous window's commit (with cj), then its chunks in order. */
 static la_status parse_chunks(void *arg, int worker, size_t begin, size_t end)
 {
     const jsonl_run *run = arg;
     (void)worker;
-    size_t first = (run->ab != NULL) + (run->cj != NULL);
     for (size_t i = begin; i < end; i++) {
-        if (run->ab && i == 0) {
+        size_t k = i;
+        if (run->ab && k-- == 0) {
             absorb_window(run);
             if (run->ab->st != LA_OK) return run->ab->st;
             continue;
         }
-        if (run->cj && i == first - 1) {
+        if (run->ra && k-- == 0) {
+            read_piece(run); /* a failure is the block's, reported once its lines are parsed */
+            continue;
+        }
+        if (run->cj && k-- == 0) {
             commit_window(run, run->cj);
             if (run->cj->st != LA_OK) return run->cj->st;
             continue;
         }
-        jsonl_chunk *c = &run->chunks[i - first];
+        jsonl_chunk *c = &run->chunks[k];
         parse_chunk(run, c);
         if (c->st != LA_OK) return c->st;
     }
@@ -643,6 +690,7 @@ typedef struct jsonl_job {
     int nt;
     uint32_t line;
     absorb_job ab;
+    read_ahead *ra;      /* the next block, read beside the lines of this one; NULL: none */
     const char *buf;     /* with absorb: where the block in memory starts, */
     uint64_t base;       /* and where it lies in the input */
 } jsonl_job;
@@ -667,7 +715,7 @@ static la_status job_begin(jsonl_job *j, const char *path, const la_limits *lim,
     j->nt = la_parallel_threads(threads);
     j->window = window_chunks(j->nt);
     j->state_bytes = pipe->chunk_bytes ? pipe->chunk_bytes : 1;
-    j->run = (jsonl_run){pipe, ctx, lim, NULL, NULL, NULL};
+    j->run = (jsonl_run){pipe, ctx, lim, NULL, NULL, NULL, NULL};
     j->k = (counted){NULL, NULL, lim, path, 0, NULL, 0};
     int ok = 1;
     for (int b = 0; b < (j->nt > 1 ? 2 : 1); b++) {
@@ -717,16 +765,30 @@ static la_status job_lines(jsonl_job *j, const char *p, const char *end)
     la_status st = LA_OK;
     commit_job cj = {.k = &j->k, .line = &j->line};
     int pending = 0, cur = 0;
+    const char *start = p;
+    size_t asked = 0; /* of the next block, in the windows before this one */
     while (st == LA_OK && p < end) {
         const char *from = p;
         jsonl_chunk *chunks = j->chunks[cur];
         size_t n = cut_window(&p, end, chunks, window_here(j, p, end), j->states[cur], j->state_bytes);
         if (j->run.ab) j->ab = (absorb_job){from, (size_t)(p - from), j->base + (uint64_t)(from - j->buf), 0, LA_OK, ""};
+        j->run.ra = NULL;
+        if (j->ra && !j->ra->end && j->ra->st == LA_OK) {
+            /* the next block's share of the lines parsed by this window's end */
+            size_t due = (size_t)((double)j->ra->most * (double)(p - start) / (double)(end - start));
+            if (p >= end) due = j->ra->most;
+            if (due > asked) {
+                j->ra->piece = due - asked;
+                j->ra->done = 0;
+                asked = due;
+                j->run.ra = j->ra;
+            }
+        }
         if (j->run.pipe->window_begin) j->run.pipe->window_begin(j->run.ctx);
         j->run.chunks = chunks;
         j->run.cj = pending ? &cj : NULL;
         /* each chunk keeps its own status */
-        la_parallel_for(j->nt, n + (j->run.ab != NULL) + (size_t)pending, 1, parse_chunks, &j->run);
+        la_parallel_for(j->nt, n + (j->run.ab != NULL) + (j->run.ra != NULL) + (size_t)pending, 1, parse_chunks, &j->run);
         j->run.cj = NULL;
         if (pending) {
             if (!cj.done) commit_window(&j->run, &cj); /* the loop stopped before it */
@@ -737,6 +799,8 @@ static la_status job_lines(jsonl_job *j, const char *p, const char *end)
             if (!j->ab.done) absorb_window(&j->run); /* the loop stopped before it */
             if (st == LA_OK && j->ab.st != LA_OK) st = la_error(j->ab.st, "%s", j->ab.err);
         }
+        if (j->run.ra && !j->ra->done) read_piece(&j->run); /* the loop stopped before it */
+        j->run.ra = NULL;
         int parsed = 1;
         for (size_t i = 0; i < n; i++) parsed = parsed && chunks[i].done && chunks[i].st == LA_OK;
         cj = (commit_job){chunks, n, &j->k, &j->line, 0, LA_OK, ""};
@@ -769,21 +833,6 @@ la_status la_jsonl_each_parallel(const la_input *in, const char *path, const la_
     return st;
 }
 
-/* The next block read on a thread of its own while the lines before it are parsed (two threads or
- * more): into `dst` after the unfinished line copied to its front, as the reading loop would. */
-typedef struct read_ahead {
-    pthread_t t;
-    la_read_fn more;
-    void *more_ctx;
-    char *dst;
-    size_t len, cap; /* dst holds len bytes (the unfinished line), room for cap */
-    size_t most;     /* the most to read: twice the block before (a small first block is parsed
-                        while a larger one is read, and so on up to the buffer's size) */
-    size_t got;
-    la_status st;
-    char err[1024];
-} read_ahead;
-
 /* A read buffer of at least `need` bytes. */
 static la_status buffer_room(char **buf, size_t *cap, size_t need, const char *path)
 {
@@ -793,15 +842,6 @@ static la_status buffer_room(char **buf, size_t *cap, size_t need, const char *p
     *buf = b;
     *cap = need;
     return LA_OK;
-}
-
-static void *read_ahead_run(void *arg)
-{
-    read_ahead *r = arg;
-    size_t room = r->cap - r->len - 1;
-    r->st = r->more(r->more_ctx, r->dst + r->len, room < r->most ? room : r->most, &r->got);
-    if (r->st != LA_OK) snprintf(r->err, sizeof r->err, "%s", la_last_error());
-    return NULL;
 }
 
 la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more, void *more_ctx, const char *path,
@@ -846,13 +886,20 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
             memcpy(other, end, rest);
             ra = (read_ahead){.more = more, .more_ctx = more_ctx, .dst = other, .len = rest, .cap = other_cap,
                               .most = 2 * (len - rest) > ((size_t)1 << 20) ? 2 * (len - rest) : (size_t)1 << 20};
-            ahead = pthread_create(&ra.t, NULL, read_ahead_run, &ra) == 0;
+            if (ra.most > other_cap - rest - 1) ra.most = other_cap - rest - 1;
+            ahead = 1;
         }
         if (pipe->origin) *pipe->origin = (la_block_origin){buf, base};
         j.buf = buf;
         j.base = base;
+        j.ra = ahead ? &ra : NULL;
         if (end > buf + pos) st = job_lines(&j, buf + pos, end);
-        if (ahead) pthread_join(ra.t, NULL);
+        j.ra = NULL;
+        /* what the windows did not read of the next block (none when its lines parsed whole) */
+        if (ahead && st == LA_OK && ra.st == LA_OK && ra.got < ra.most) {
+            ra.st = read_more(&ra, ra.most - ra.got);
+            if (ra.st != LA_OK) snprintf(ra.err, sizeof ra.err, "%s", la_last_error());
+        }
         if (st != LA_OK || eof) break;
         base += done;
         pos = 0;
