@@ -2,7 +2,7 @@
  * keysort.h - sorting (key, row) entries by key, stably: the bucketing step of the near tier (LSH
  * band keys, SimHash blocks and containment samples all become sorted multimaps, index/lsh.c).
  *
- * The CPU loop (keysort.c) is an LSD radix sort of four 16-bit digits; the CUDA twin (keysort.cu,
+ * The CPU loop (keysort.c) is an MSD radix sort of 8-bit digits; the CUDA twin (keysort.cu,
  * declared in near_cuda.h) is CUB's radix sort over the same entries. Both are stable, so entries
  * with equal keys keep their input order and the two give the same array, entry for entry.
  *

@@ -186,6 +186,46 @@ static void test_minhash_simhash_keys(void **state)
     free(simh);
 }
 
+/* The CPU sort against the one stable order over sizes around its insertion cut-off and well past
+ * it, and keys whose differing bits lie anywhere: hashes with and without repeats, a common prefix
+ * over low bits (as candidate pairs are), one differing bit at the top or the bottom, one key, and
+ * runs already in order or in reverse. */
+static void test_cpu_sort_shapes(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {0, 1, 2, 15, 16, 17, 33, 257, 1000, 70000};
+    uint64_t r = 0x2545f4914f6cdd1dull;
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z];
+        la_key_row *v = malloc((n ? n : 1) * sizeof *v);
+        indexed *ref = malloc((n ? n : 1) * sizeof *ref);
+        assert_true(v && ref);
+        for (int kind = 0; kind < 8; kind++) {
+            for (size_t i = 0; i < n; i++) {
+                r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+                uint64_t key = kind == 0   ? r
+                               : kind == 1 ? (r % (n / 8 + 1)) * 0xd6e8feb86659fd93ull
+                               : kind == 2 ? 1ull << 62 | (r % 600) << 17 | (r >> 60)
+                               : kind == 3 ? (r >> 63) << 63 | 0x1234
+                               : kind == 4 ? 0xfff0 | (r & 1)
+                               : kind == 5 ? 7
+                               : kind == 6 ? (uint64_t)i << 20
+                                           : ~((uint64_t)i << 3);
+                v[i] = (la_key_row){.key = key, .row = (uint32_t)i};
+                ref[i] = (indexed){v[i], i};
+            }
+            if (n) qsort(ref, n, sizeof *ref, cmp_indexed);
+            assert_int_equal(la_cpu_sort_key_rows(v, n), LA_OK);
+            for (size_t i = 0; i < n; i++) {
+                assert_true(v[i].key == ref[i].e.key);
+                assert_int_equal(v[i].row, ref[i].e.row);
+            }
+        }
+        free(v);
+        free(ref);
+    }
+}
+
 static void test_sort_keys(void **state)
 {
     ctx *c = *state;
@@ -276,6 +316,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shingle_minhash),
         cmocka_unit_test(test_minhash_simhash_keys),
+        cmocka_unit_test(test_cpu_sort_shapes),
         cmocka_unit_test(test_sort_keys),
         cmocka_unit_test(test_simtile),
     };
