@@ -1,7 +1,7 @@
 /*
  * keysort.cu - the CUDA twin of la_cpu_sort_key_rows (keysort.h; contract in near_cuda.h): CUB's
  * device radix sort of the 64-bit keys with the rows as values. CUB's radix sort is stable, like the
- * CPU's LSD radix sort, so entries with equal keys keep their input order and both give the same
+ * CPU's MSD radix sort, so entries with equal keys keep their input order and both give the same
  * array. The entries are split into a key array and a row array on the host, sorted on the device,
  * and written back only when every call succeeded: on failure e is exactly as it was.
  */
