@@ -747,7 +747,9 @@ static la_status build_freq(near_ctx *c, int with_lsh)
         *b = (freq_build){.c = c, .lsh_items = with_lsh ? 1 : 0};
         /* the LSH table an item of the same loop, not a thread of its own: a third thread on two
          * CPUs was left sharing one of them with a worker for up to 10 ms while the other idled */
-        b->groups = c->set ? (size_t)c->nthreads : 1;
+        /* with two threads or more, two groups a thread: with one, the LSH item and the groups were
+         * three like items on two threads, and one thread idled through the last of them */
+        b->groups = !c->set ? 1 : c->nthreads > 1 ? 2 * (size_t)c->nthreads : 1;
         if (b->groups > freq_nparts(f)) b->groups = freq_nparts(f);
         st = la_parallel_for(c->nthreads, b->lsh_items + b->groups, 1, count_held, b);
         if (st == LA_OK) with_lsh = 0; /* built, should the table be filled again in one part */
