@@ -107,7 +107,9 @@ typedef la_status (*la_read_fn)(void *ctx, char *dst, size_t cap, size_t *got);
  * read and buf[len] = 0; taken over and freed) and then what `more` gives. Only the complete lines
  * of each block are parsed; the rest of a line moves to the front for the next block, and a line
  * longer than the buffer grows it. The records, lines and failures are those of
- * la_jsonl_each_parallel over the whole input. */
+ * la_jsonl_each_parallel over the whole input. With two threads or more the next block is read
+ * while the lines of this one are parsed, a piece an item of each window's loop: `more` runs on the
+ * workers, one call at a time and in order, beside the parse and pipe->absorb. */
 la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more, void *more_ctx, const char *path,
                              const la_limits *lim, int threads, const la_record_pipe *pipe, void *ctx);
 
