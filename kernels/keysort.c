@@ -67,7 +67,6 @@ static void sort_range(la_key_row *in, la_key_row *other, size_t n, int to_in)
 
 la_status la_cpu_sort_key_rows(la_key_row *e, size_t n)
 {
-    if (n < 2) return LA_OK;
     if (n <= SMALL_RANGE) {
         insert_sorted(e, e, n);
         return LA_OK;
