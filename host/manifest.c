@@ -20,7 +20,13 @@ typedef struct manifest_src {
     char *buf;            /* bytes [off, off + len) of that file */
     size_t cap, len;
     uint64_t off;
+    char *stage;          /* lines of blocks read over, kept for the pieces not yet written */
+    size_t staged;        /* its bytes in use (none at each fill: the pieces before are written) */
 } manifest_src;
+
+/* Bytes the staging buffer holds: the lines of rows scattered through a file (one block read
+ * each) gather there, to be written with one call rather than one a row. */
+#define MANIFEST_STAGE ((size_t)1 << 20)
 
 static la_status open_file(manifest_src *m, uint32_t file)
 {
@@ -98,11 +104,33 @@ static int in_block(const manifest_src *m, uint32_t file, const la_raw_place *at
            at->len <= m->len - (at->offset - m->off);
 }
 
+/* Before the block is read over: pieces iov[from .. k) (lines in the block and their newlines) copied
+ * into the staging buffer as one piece, which joins the piece before it when that one ends where
+ * the staged bytes do. Returns the new number of pieces, or -1 when the staging buffer has no room
+ * (the pieces are then written first). */
+static int stage_pieces(manifest_src *m, struct iovec *iov, int from, int k)
+{
+    size_t need = 0;
+    for (int i = from; i < k; i++) need += iov[i].iov_len;
+    if (!m->stage && !(m->stage = malloc(MANIFEST_STAGE))) return -1;
+    if (need > MANIFEST_STAGE - m->staged) return -1;
+    char *at = m->stage + m->staged;
+    for (int i = from, o = 0; i < k; o += (int)iov[i].iov_len, i++) memcpy(at + o, iov[i].iov_base, iov[i].iov_len);
+    m->staged += need;
+    if (from > 0 && (char *)iov[from - 1].iov_base + iov[from - 1].iov_len == at) {
+        iov[from - 1].iov_len += need;
+        return from;
+    }
+    iov[from] = (struct iovec){at, need};
+    return from + 1;
+}
+
 static int fill(void *ctx, struct iovec *iov, int max, la_status *failed)
 {
     static char nl[] = "\n";
     manifest_src *m = ctx;
-    int k = 0;
+    int k = 0, in_buf = 0; /* pieces from in_buf on point into the block (or are newlines after them) */
+    m->staged = 0;
     for (; k + 2 <= max && m->next < m->n; m->next++) {
         size_t i = m->rows[m->next];
         const la_row *row = &m->r[i];
@@ -114,7 +142,13 @@ static int fill(void *ctx, struct iovec *iov, int max, la_status *failed)
             if (!la_table_raw_place(m->t, i, &at)) {
                 s = la_error(LA_EINTERNAL, "row %zu has neither its record nor its place in a file", i);
             } else if (!in_block(m, row->file, &at)) {
-                if (k) return k; /* the pieces so far point into the block: written first */
+                /* the pieces so far that point into the block are staged, or written first */
+                if (k > in_buf) {
+                    int staged = stage_pieces(m, iov, in_buf, k);
+                    if (staged < 0) return k;
+                    k = staged;
+                }
+                in_buf = k;
                 if (m->fd < 0 || m->file != row->file) s = open_file(m, row->file);
                 if (s == LA_OK) s = read_block(m, &at, row);
             }
@@ -137,6 +171,7 @@ la_status la_manifest_write(la_outdir *od, const char *name, const la_table *t, 
     la_status s = la_outdir_write_from(od, name, fill, &m);
     if (m.fd >= 0) close(m.fd);
     free(m.buf);
+    free(m.stage);
     return s;
 }
 
@@ -151,5 +186,6 @@ la_status la_manifest_buf(const la_table *t, const uint32_t *rows, size_t n, la_
     if (k < 0 && s == LA_OK) s = la_error(LA_EINTERNAL, "manifest: failed without a reason");
     if (m.fd >= 0) close(m.fd);
     free(m.buf);
+    free(m.stage);
     return s != LA_OK ? s : la_buf_status(out);
 }
