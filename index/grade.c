@@ -917,18 +917,23 @@ static la_status count_rows(void *vctx, int worker, size_t begin, size_t end)
     return LA_OK;
 }
 
-/* The counting threads' copies of the table (still without counts), one copy an item, made on the
- * counting threads. */
+/* The counting threads' copies of the table (still without counts), in COPY_PIECES pieces a copy,
+ * one piece an item: every thread copies (a copy an item left one thread idle while the other made
+ * it, at two threads). */
+enum { COPY_PIECES = 16 };
+
 static la_status copy_own(void *vctx, int worker, size_t begin, size_t end)
 {
     grade_ctx *c = vctx;
     (void)worker;
-    size_t bytes = (c->df.mask + 1) * sizeof *c->df.e;
-    for (size_t w = begin; w < end; w++)
-        if (c->df.own[w]) {
-            la_populate(c->df.own[w], bytes);
-            memcpy(c->df.own[w], c->df.e, bytes);
-        }
+    size_t slots = c->df.mask + 1;
+    for (size_t item = begin; item < end; item++) {
+        size_t w = 1 + item / COPY_PIECES, piece = item % COPY_PIECES;
+        size_t from = piece * slots / COPY_PIECES, to = (piece + 1) * slots / COPY_PIECES;
+        if (to <= from) continue;
+        la_populate(c->df.own[w] + from, (to - from) * sizeof *c->df.e);
+        memcpy(c->df.own[w] + from, c->df.e + from, (to - from) * sizeof *c->df.e);
+    }
     return LA_OK;
 }
 
@@ -1343,7 +1348,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
     /* 1. the linked rows' keys; 2. document frequencies over every row; 3. weights and sibling
      * counts; 4. the links */
     la_status s = prepare(&c, nt);
-    if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, (size_t)nt, 1, copy_own, &c);
+    if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, (size_t)(nt - 1) * COPY_PIECES, 1, copy_own, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, la_table_nrows(t), 512, count_rows, &c);
     if (s == LA_OK && c.nlinked && c.df.own) s = la_parallel_for(nt, c.df.mask + 1, 1u << 14, sum_counts, &c);
     if (s == LA_OK && c.nlinked) s = la_parallel_for(nt, c.nlinked, 16, weigh_sets, &c);
