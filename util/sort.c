@@ -95,7 +95,75 @@ static int cmp_row_id(const void *x, const void *y, void *ctx)
     return strcmp(rows[*(const uint32_t *)x].id, rows[*(const uint32_t *)y].id);
 }
 
+/* An index with the 8 bytes of its row's id from `skip` on (after the prefix every id shares),
+ * big-endian and zero-padded, so that keys order as strcmp orders the ids where they differ. */
+typedef struct id_key {
+    uint64_t key;
+    uint32_t row;
+} id_key;
+
+static uint64_t id_bytes(const char *s, size_t skip)
+{
+    uint64_t k = 0;
+    const unsigned char *u = (const unsigned char *)s + skip;
+    int i = 0;
+    for (; i < 8 && u[i]; i++) k = k << 8 | u[i];
+    return i ? k << (8 * (8 - i)) : 0; /* a shift by 64 is undefined */
+}
+
+/* The ids of a run of equal keys go on past the key's 8 bytes (its last byte is not padding): they
+ * are ordered by strcmp. */
+static int cmp_key_run(const void *x, const void *y, void *ctx)
+{
+    return cmp_row_id(&((const id_key *)x)->row, &((const id_key *)y)->row, ctx);
+}
+
+/* Stable LSD radix sort of the keys, a byte a pass, passes where every key has the same byte
+ * skipped. */
+static void radix_keys(id_key *v, id_key *tmp, size_t n)
+{
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[(v[i].key >> shift & 0xFF) + 1]++;
+        int one = 0;
+        for (int d = 1; d <= 256 && !one; d++) one = count[d] == n;
+        if (one) continue;
+        for (int d = 1; d <= 256; d++) count[d] += count[d - 1];
+        for (size_t i = 0; i < n; i++) tmp[count[v[i].key >> shift & 0xFF]++] = v[i];
+        memcpy(v, tmp, n * sizeof *v);
+    }
+}
+
+/* The ids are read once into keys (no row is looked up again but where two keys tie), radix
+ * sorted, and runs of tied keys sorted by strcmp: the order of la_sort with cmp_row_id. */
 void la_sort_rows_by_id(uint32_t *idx, size_t n, const la_row *rows)
 {
-    la_sort(idx, n, sizeof *idx, cmp_row_id, (void *)rows);
+    if (n < 2) return;
+    id_key *v = la_malloc_n(n, sizeof *v), *tmp = la_malloc_n(n, sizeof *tmp);
+    if (!v || !tmp) {
+        free(v);
+        free(tmp);
+        la_sort(idx, n, sizeof *idx, cmp_row_id, (void *)rows);
+        return;
+    }
+    /* the prefix every id shares */
+    const char *first = rows[idx[0]].id;
+    size_t skip = strlen(first);
+    for (size_t i = 1; i < n && skip; i++) {
+        const char *s = rows[idx[i]].id;
+        size_t k = 0;
+        while (k < skip && s[k] == first[k]) k++;
+        skip = k;
+    }
+    for (size_t i = 0; i < n; i++) v[i] = (id_key){id_bytes(rows[idx[i]].id, skip), idx[i]};
+    radix_keys(v, tmp, n);
+    for (size_t i = 0; i < n;) {
+        size_t e = i + 1;
+        while (e < n && v[e].key == v[i].key) e++;
+        if (e - i > 1 && (v[i].key & 0xFF)) la_sort(v + i, e - i, sizeof *v, cmp_key_run, (void *)rows);
+        i = e;
+    }
+    for (size_t i = 0; i < n; i++) idx[i] = v[i].row;
+    free(v);
+    free(tmp);
 }

@@ -117,6 +117,46 @@ static void test_sort_rows_by_id(void **state)
     for (int i = 0; i < 5; i++) assert_int_equal(idx[i], want[i]);
 }
 
+static int cmp_id_strcmp(const void *x, const void *y, void *ctx)
+{
+    const la_row *rows = ctx;
+    return strcmp(rows[*(const uint32_t *)x].id, rows[*(const uint32_t *)y].id);
+}
+
+/* Ids of many shapes (a prefix they all share, lengths across the 8 bytes the sort reads at once,
+ * bytes above 0x7F, ties past those 8 bytes, one id a prefix of another): the order of a merge
+ * sort by strcmp, index for index. */
+static void test_sort_rows_by_id_shapes(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    static la_row rows[N];
+    static char text[N][40];
+    static uint32_t idx[N], want[N];
+    const char *prefix[4] = {"", "doc-", "gsm8k-train-0000", "\xc3\xa9t\xc3\xa9-"};
+    uint64_t x = 88172645463325252ull;
+    for (int shape = 0; shape < 8; shape++) {
+        size_t n = shape == 7 ? 2 : N;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int len = (int)(x % (shape < 4 ? 12 : 20));
+            int w = snprintf(text[i], sizeof text[i], "%s", prefix[shape % 4]);
+            for (int k = 0; k < len && w < 38; k++) {
+                uint64_t r = x >> (k * 5 % 59);
+                text[i][w++] = shape == 5 ? (char)(0x80 + r % 0x7F) : (char)("ab0129xyz~" [r % 10]);
+            }
+            text[i][w] = 0;
+            if (shape == 6 && i % 3 == 0) snprintf(text[i], sizeof text[i], "same-long-prefix-%05zu", i % 50);
+            memset(&rows[i], 0, sizeof rows[i]);
+            rows[i].id = text[i];
+            idx[i] = want[i] = (uint32_t)(n - 1 - i);
+        }
+        la_sort_rows_by_id(idx, n, rows);
+        la_sort(want, n, sizeof *want, cmp_id_strcmp, rows);
+        for (size_t i = 0; i < n; i++) assert_int_equal(idx[i], want[i]);
+    }
+}
+
 static void test_clock(void **state)
 {
     (void)state;
@@ -292,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_sort_context_and_stability),
         cmocka_unit_test(test_sort_rows_by_id),
+        cmocka_unit_test(test_sort_rows_by_id_shapes),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_blake2b),
         cmocka_unit_test(test_scans),
