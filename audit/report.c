@@ -651,6 +651,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     la_sort_rows_by_id(order, n, rows);
     char date[11], cut[11];
     if (r->cutoff != LA_NO_DATE) la_date_format(r->cutoff, cut);
+    la_buf link = {0};
 
     for (size_t oi = 0; oi < n; oi++) {
         size_t i = order[oi];
@@ -669,17 +670,19 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
             for (size_t k = 0; k < shown; k++) {
                 const la_pair *p = &pairs->v[adj[start[i] + k]];
                 uint32_t other = p->a == i ? p->b : p->a;
-                la_buf kinds = {0};
-                la_report_kinds_text(&kinds, p->kinds, "+");
-                la_buf_putc(&kinds, ':');
+                link.n = 0; /* one buffer for every link: no allocation a link */
+                la_report_kinds_text(&link, p->kinds, "+");
+                la_buf_putc(&link, ':');
+                la_buf_puts(&link, rows[other].id);
+                if (link.failed) b->failed = 1; /* out of memory: the report fails as a whole */
                 if (!first) la_buf_putc(b, ',');
-                json_prefixed(b, kinds.p ? kinds.p : "", rows[other].id);
-                if (kinds.failed) b->failed = 1; /* out of memory: the report fails as a whole */
-                la_buf_free(&kinds);
+                la_buf_json_strn(b, link.p ? link.p : "", link.n);
                 first = 0;
             }
             if (nl > shown) la_buf_printf(b, ",\"%zu more links\"", nl - shown);
-            la_buf_printf(b, ",\"cluster:%u\"", r->audit->cluster[i]);
+            la_buf_puts(b, ",\"cluster:");
+            la_buf_putu(b, r->audit->cluster[i]);
+            la_buf_putc(b, '"');
         }
         if (why & LA_WHY_TIME) {
             la_date_format(row->date, date);
@@ -699,6 +702,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
         }
         la_buf_puts(b, "]}\n");
     }
+    la_buf_free(&link);
     la_report_rejected_assignments(r, 1, b);
     free(start);
     free(adj);
