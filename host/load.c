@@ -590,9 +590,11 @@ static void keep_texts(checked *c, la_arena *a, const char *const *texts, const 
 /* Check a record's fields (read from its line raw; parse_error: it did not parse, and why) into c,
  * copying what the table will keep into arena: everything of a record with no problem so far, only
  * its id and raw line otherwise (the line into raw_arena, or borrowed when it is NULL: keep_raw).
+ * The short fields (id, family, label) go into `small`, apart from the texts: the reports and sorts
+ * that pass over every row's id then read a few KB of ids a chunk, not a line of memory a row.
  * Reads nothing but the loader's options, so any thread may run it. */
-static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena, checked *c, const char *raw,
-                         size_t rawlen, uint32_t line, const char *parse_error)
+static void check_record(const pending *p, la_arena *arena, la_arena *small, la_arena *raw_arena, checked *c,
+                         const char *raw, size_t rawlen, uint32_t line, const char *parse_error)
 {
     const la_load_opts *o = &p->L->opts;
     memset(c, 0, sizeof *c);
@@ -630,7 +632,7 @@ static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena,
     read_score(p, c, rec);
     if (o->embedding_field) read_embedding(p, c, rec);
 
-    if (id) keep(c, arena, id, idlen, &c->row.id);
+    if (id) keep(c, small, id, idlen, &c->row.id);
     keep_raw(c, raw_arena, raw, rawlen);
     if (c->nreasons || c->bad_utf8 >= 0) return; /* a reject whatever comes before it */
     if (p->by_place && rawlen <= UINT32_MAX) {
@@ -641,8 +643,8 @@ static void check_record(const pending *p, la_arena *arena, la_arena *raw_arena,
         keep(c, arena, raw, rawlen, &c->row.raw); /* no place to keep: the row keeps its line */
     }
     if (ntextok) keep_texts(c, arena, texts, lens, ntextok);
-    if (family) keep(c, arena, family, familylen, &c->row.family);
-    if (label) keep(c, arena, label, labellen, &c->row.label);
+    if (family) keep(c, small, family, familylen, &c->row.family);
+    if (label) keep(c, small, label, labellen, &c->row.label);
 }
 
 static void release_checked(checked *c)
@@ -728,16 +730,19 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     pending *p = ctx;
     checked c;
     (void)rec; /* its line holds it: check_record reads that */
-    check_record(p, &p->arena, &p->arena, &c, raw, rawlen, line, parse_error);
+    check_record(p, &p->arena, &p->arena, &p->arena, &c, raw, rawlen, line, parse_error);
     la_status st = commit_record(p, &c, line);
     release_checked(&c);
     return st;
 }
 
 /* JSONL records are checked on worker threads, a chunk of lines at a time, into the chunk's own
- * arena, which the table adopts when the chunk is committed. */
+ * arenas, which the table adopts when the chunk is committed. */
+/* Bytes of a block of a chunk's short fields (a chunk of lines holds some hundreds of ids). */
+enum { SMALL_BLOCK = 4096 };
 typedef struct checked_chunk {
     la_arena arena;
+    la_arena small; /* the records' ids, families and labels */
     checked *recs;
     size_t n, cap;
 } checked_chunk;
@@ -751,10 +756,12 @@ static la_status prepare_chunk_record(void *ctx, void *chunk, json_object *rec, 
         return la_error(LA_ENOMEM, "out of memory reading records");
     /* a row keeps about its line twice over (raw and text), or once when its raw line stays in
      * the block read until the chunk is committed (by_place): a chunk's strings fit one block */
-    if (!k->arena.block)
+    if (!k->arena.block) {
         k->arena = (la_arena){.block = (p->by_place ? 1 : 2) * (size_t)LA_JSONL_CHUNK_BYTES + 4096, .spill = p->window_spill};
+        k->small = (la_arena){.block = SMALL_BLOCK, .spill = p->window_spill};
+    }
     (void)rec; /* NULL: the pipe reads records from their lines (raw_records) */
-    check_record(p, &k->arena, p->by_place ? NULL : &k->arena, &k->recs[k->n++], raw, rawlen, line,
+    check_record(p, &k->arena, &k->small, p->by_place ? NULL : &k->arena, &k->recs[k->n++], raw, rawlen, line,
                  parse_error);
     return LA_OK;
 }
@@ -763,7 +770,10 @@ static la_status commit_chunk_record(void *ctx, void *chunk, size_t k, uint32_t 
 {
     pending *p = ctx;
     checked_chunk *ch = chunk;
-    if (k == 0) la_table_adopt(p->L->table, &ch->arena);
+    if (k == 0) {
+        la_table_adopt(p->L->table, &ch->arena);
+        la_table_adopt(p->L->table, &ch->small);
+    }
     return commit_record(p, &ch->recs[k], line);
 }
 
@@ -773,6 +783,7 @@ static void release_chunk(void *ctx, void *chunk)
     for (size_t i = 0; i < ch->n; i++) release_checked(&ch->recs[i]);
     free(ch->recs);
     la_arena_free(&ch->arena);
+    la_arena_free(&ch->small);
 }
 
 /* Where the next window's chunks keep their strings: the table's spill store once it has one, taken
