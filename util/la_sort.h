@@ -22,7 +22,9 @@ typedef int (*la_sort_cmp)(const void *x, const void *y, void *ctx);
  * stable: only ties between equal elements may then come out in another order). Never fails. */
 void la_sort(void *base, size_t n, size_t size, la_sort_cmp cmp, void *ctx);
 
-/* Sort n row indices by the rows' ids (unique in a table, so the order is total). */
+/* Sort n row indices by the rows' ids (unique in a table, so the order is total): the order of
+ * la_sort comparing them with strcmp, by a radix sort of 8 bytes of each id (past the prefix all
+ * share) and strcmp only where those tie. */
 void la_sort_rows_by_id(uint32_t *idx, size_t n, const la_row *rows);
 
 #endif /* LA_SORT_H */
