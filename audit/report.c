@@ -649,24 +649,6 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
     free(fill);
     for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     la_sort_rows_by_id(order, n, rows);
-    /* every id as its JSON string, read in the rows' order (the order their strings lie in memory);
-     * the lines below take them in id order from here, a buffer that stays in the cache, rather
-     * than from rows scattered through the table's memory */
-    la_buf ids = {0};
-    size_t *id_at = la_malloc_n(n + 1, sizeof *id_at);
-    for (size_t i = 0; id_at && i < n; i++) {
-        id_at[i] = ids.n;
-        la_buf_json_str(&ids, rows[i].id);
-    }
-    if (!id_at || ids.failed) {
-        free(start);
-        free(adj);
-        free(order);
-        free(id_at);
-        la_buf_free(&ids);
-        return la_error(LA_ENOMEM, "out of memory writing assignments.jsonl");
-    }
-    id_at[n] = ids.n;
     char date[11], cut[11];
     if (r->cutoff != LA_NO_DATE) la_date_format(r->cutoff, cut);
     la_buf link = {0};
@@ -675,7 +657,7 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
         size_t i = order[oi];
         const la_row *row = &rows[i];
         la_buf_puts(b, "{\"id\":");
-        la_buf_putn(b, ids.p + id_at[i], id_at[i + 1] - id_at[i]);
+        la_buf_json_str(b, row->id);
         la_buf_puts(b, ",\"split_in\":");
         la_buf_json_str(b, la_table_part_name(t, row->part));
         la_buf_puts(b, ",\"split_out\":");
@@ -721,8 +703,6 @@ la_status la_report_assignments_jsonl(const la_report *r, la_buf *b)
         la_buf_puts(b, "]}\n");
     }
     la_buf_free(&link);
-    la_buf_free(&ids);
-    free(id_at);
     la_report_rejected_assignments(r, 1, b);
     free(start);
     free(adj);
