@@ -3,7 +3,7 @@
 #include "la_alloc.h"
 #include "la_sort.h"
 
-#include "keysort.h"
+#include "la_keysort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +43,7 @@ static la_status sort_by_hash(const la_row *rows, uint32_t *order, size_t m)
     la_key_row *e = la_malloc_n(m, sizeof *e);
     if (!e) return la_error(LA_ENOMEM, "out of memory in the exact-copy join (%zu rows)", m);
     for (size_t k = 0; k < m; k++) e[k] = (la_key_row){rows[order[k]].hash[1], order[k], 0};
-    la_status st = la_cpu_sort_key_rows(e, m);
+    la_status st = la_sort_key_rows(e, m);
     for (size_t k = 0; st == LA_OK && k < m; k++) order[k] = e[k].row;
     for (size_t g = 0; st == LA_OK && g < m;) {
         size_t end = g + 1;

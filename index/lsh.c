@@ -1,7 +1,7 @@
 /*
  * lsh.c - LSH band selection and the bucket table (see lsh.h).
  *
- * The bucket table sorts its entries by key with a stable radix sort (kernels/keysort.h, or a
+ * The bucket table sorts its entries by key with a stable radix sort (util/la_keysort.h, or a
  * backend's twin of it for la_buckets_new_sorted) and indexes the first entry of every distinct key in an open-addressing table of 32-bit positions, with
  * 24 high bits of the key as a tag so most misses cost one memory access, and the key's entry count
  * beside it. A table larger than a core's
@@ -134,7 +134,7 @@ static int may_have(const la_buckets *b, uint64_t key)
 
 la_status la_buckets_new(la_bucket_entry *entries, size_t n, la_buckets **out)
 {
-    la_status s = la_cpu_sort_key_rows(entries, n);
+    la_status s = la_sort_key_rows(entries, n);
     if (s != LA_OK) {
         free(entries);
         return s;

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "keysort.h"
+#include "la_keysort.h"
 #include "leakaudit.h"
 
 #ifdef __cplusplus
@@ -33,7 +33,7 @@ la_status la_lsh_choose(double threshold, int num_perm, double fp_weight, double
 
 /* ---- bucket table ---------------------------------------------------------------------------- */
 
-/* An entry: a key and its row (kernels/keysort.h, so the backends can sort the entries). */
+/* An entry: a key and its row (util/la_keysort.h, so the backends can sort the entries). */
 typedef la_key_row la_bucket_entry;
 
 typedef struct la_buckets la_buckets;
@@ -42,7 +42,7 @@ typedef struct la_buckets la_buckets;
  * on failure). Entries with equal keys keep their input order. The table is read-only afterwards and
  * safe to query from many threads. */
 la_status la_buckets_new(la_bucket_entry *entries, size_t n, la_buckets **out /* OUT */);
-/* The same from entries already sorted by key (stably: la_cpu_sort_key_rows or a backend's
+/* The same from entries already sorted by key (stably: la_sort_key_rows or a backend's
  * sort_keys), which is not sorted again. */
 la_status la_buckets_new_sorted(la_bucket_entry *entries, size_t n, la_buckets **out /* OUT */);
 void la_buckets_free(la_buckets *b);

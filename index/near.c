@@ -97,7 +97,7 @@ enum { FILTER_BITS_PER_ENTRY = 8, FILTER_MIN_LOG2 = 12 };
 enum { PROBE_AHEAD = 16 };
 
 /* A candidate pair: key (uint64_t)b << 32 | a, so sorting keys sorts pairs by (b, a); the row
- * field holds the SRC_ bits of the paths that found it. Sorted with the radix sort of keysort.h. */
+ * field holds the SRC_ bits of the paths that found it. Sorted with the radix sort of la_keysort.h. */
 typedef la_key_row cand;
 
 typedef struct con_hit {
@@ -1743,7 +1743,7 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
         c->sc[i].c = NULL;
         c->sc[i].nc = c->sc[i].ccap = 0;
     }
-    LA_TRY(la_cpu_sort_key_rows(c->cands, c->ncand));
+    LA_TRY(la_sort_key_rows(c->cands, c->ncand));
     size_t w = 0;
     for (size_t i = 0; i < c->ncand; i++) {
         if (w > 0 && c->cands[w - 1].key == c->cands[i].key)

@@ -1,6 +1,6 @@
 /*
  * backend_cpu.c - the reference backend (backend_ops.h): each op is the CPU loop of near_kernels.h,
- * keysort.h or simtile.h run over the batch, one document after another. No threads of its own
+ * la_keysort.h or simtile.h run over the batch, one document after another. No threads of its own
  * (host_loops: the dispatcher splits batches across its workers), except the tiles, which use
  * OpenMP inside la_cpu_simtile.
  */
@@ -60,7 +60,7 @@ static la_status cpu_lsh_keys(const la_backend *be, const uint32_t *sig, size_t 
     return LA_OK;
 }
 
-static la_status cpu_sort_keys(const la_backend *be, la_key_row *e, size_t n) { return la_cpu_sort_key_rows(e, n); }
+static la_status cpu_sort_keys(const la_backend *be, la_key_row *e, size_t n) { return la_sort_key_rows(e, n); }
 
 static la_status cpu_simtile(const la_backend *be, const float *Q, size_t nq, const float *S, size_t ns, size_t d,
                              uint32_t s_offset,

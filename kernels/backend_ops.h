@@ -3,7 +3,7 @@
  * one signature over a batch, a CPU reference and a CUDA implementation, and a backend is a table of
  * those functions with a name and an availability probe.
  *
- *   la_backend_cpu   the reference: the CPU loops of near_kernels.h, keysort.h and simtile.h
+ *   la_backend_cpu   the reference: the CPU loops of near_kernels.h, simtile.h and util/la_keysort.h
  *   la_backend_cuda  the CUDA twins of near_cuda.h and simtile_cuda.h (without CUDA compiled in,
  *                    its probe fails with LA_EUNSUPPORTED and so does every op)
  *
@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "keysort.h"
+#include "la_keysort.h"
 #include "leakaudit.h"
 #include "simtile.h"
 

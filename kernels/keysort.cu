@@ -1,5 +1,5 @@
 /*
- * keysort.cu - the CUDA twin of la_cpu_sort_key_rows (keysort.h; contract in near_cuda.h): CUB's
+ * keysort.cu - the CUDA twin of la_sort_key_rows (util/la_keysort.h; contract in near_cuda.h): CUB's
  * device radix sort of the 64-bit keys with the rows as values. CUB's radix sort is stable, like the
  * CPU's MSD radix sort, so entries with equal keys keep their input order and both give the same
  * array. The entries are split into a key array and a row array on the host, sorted on the device,
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "cuda_check.cuh"
-#include "keysort.h"
+#include "la_keysort.h"
 #include "near_cuda.h"
 
 struct sort_bufs {

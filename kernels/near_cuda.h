@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "keysort.h"
+#include "la_keysort.h"
 #include "leakaudit.h"
 
 #ifdef __cplusplus
@@ -85,7 +85,7 @@ la_status la_cuda_lsh_keys(const uint32_t *sig, size_t ndocs, int k, int bands, 
 
 /*
  * Stable sort of e[0..n) by key on the device (CUB radix sort): the same array as
- * la_cpu_sort_key_rows (keysort.h). o may be NULL. At most INT_MAX entries (LA_EUNSUPPORTED above).
+ * la_sort_key_rows (util/la_keysort.h). o may be NULL. At most INT_MAX entries (LA_EUNSUPPORTED above).
  * Same statuses as la_cuda_minhash; on failure e is left exactly as it was.
  */
 la_status la_cuda_sort_key_rows(la_key_row *e, size_t n, const la_cuda_near_opts *o);

@@ -5,6 +5,7 @@
 #include "la_sort.h"
 
 #include "la_alloc.h"
+#include "la_keysort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,13 +96,8 @@ static int cmp_row_id(const void *x, const void *y, void *ctx)
     return strcmp(rows[*(const uint32_t *)x].id, rows[*(const uint32_t *)y].id);
 }
 
-/* An index with the 8 bytes of its row's id from `skip` on (after the prefix every id shares),
- * big-endian and zero-padded, so that keys order as strcmp orders the ids where they differ. */
-typedef struct id_key {
-    uint64_t key;
-    uint32_t row;
-} id_key;
-
+/* 8 bytes of id s from `skip` on (after the prefix every id shares), big-endian and zero-padded:
+ * keys order as strcmp orders the ids where they differ. */
 static uint64_t id_bytes(const char *s, size_t skip)
 {
     uint64_t k = 0;
@@ -115,23 +111,7 @@ static uint64_t id_bytes(const char *s, size_t skip)
  * are ordered by strcmp. */
 static int cmp_key_run(const void *x, const void *y, void *ctx)
 {
-    return cmp_row_id(&((const id_key *)x)->row, &((const id_key *)y)->row, ctx);
-}
-
-/* Stable LSD radix sort of the keys, a byte a pass, passes where every key has the same byte
- * skipped. */
-static void radix_keys(id_key *v, id_key *tmp, size_t n)
-{
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[(v[i].key >> shift & 0xFF) + 1]++;
-        int one = 0;
-        for (int d = 1; d <= 256 && !one; d++) one = count[d] == n;
-        if (one) continue;
-        for (int d = 1; d <= 256; d++) count[d] += count[d - 1];
-        for (size_t i = 0; i < n; i++) tmp[count[v[i].key >> shift & 0xFF]++] = v[i];
-        memcpy(v, tmp, n * sizeof *v);
-    }
+    return cmp_row_id(&((const la_key_row *)x)->row, &((const la_key_row *)y)->row, ctx);
 }
 
 /* The ids are read once into keys (no row is looked up again but where two keys tie), radix
@@ -139,24 +119,22 @@ static void radix_keys(id_key *v, id_key *tmp, size_t n)
 void la_sort_rows_by_id(uint32_t *idx, size_t n, const la_row *rows)
 {
     if (n < 2) return;
-    id_key *v = la_malloc_n(n, sizeof *v), *tmp = la_malloc_n(n, sizeof *tmp);
-    if (!v || !tmp) {
-        free(v);
-        free(tmp);
-        la_sort(idx, n, sizeof *idx, cmp_row_id, (void *)rows);
-        return;
-    }
+    la_key_row *v = la_malloc_n(n, sizeof *v);
     /* the prefix every id shares */
     const char *first = rows[idx[0]].id;
     size_t skip = strlen(first);
-    for (size_t i = 1; i < n && skip; i++) {
+    for (size_t i = 1; v && i < n && skip; i++) {
         const char *s = rows[idx[i]].id;
         size_t k = 0;
         while (k < skip && s[k] == first[k]) k++;
         skip = k;
     }
-    for (size_t i = 0; i < n; i++) v[i] = (id_key){id_bytes(rows[idx[i]].id, skip), idx[i]};
-    radix_keys(v, tmp, n);
+    for (size_t i = 0; v && i < n; i++) v[i] = (la_key_row){.key = id_bytes(rows[idx[i]].id, skip), .row = idx[i]};
+    if (!v || la_sort_key_rows(v, n) != LA_OK) {
+        free(v);
+        la_sort(idx, n, sizeof *idx, cmp_row_id, (void *)rows);
+        return;
+    }
     for (size_t i = 0; i < n;) {
         size_t e = i + 1;
         while (e < n && v[e].key == v[i].key) e++;
@@ -165,5 +143,4 @@ void la_sort_rows_by_id(uint32_t *idx, size_t n, const la_row *rows)
     }
     for (size_t i = 0; i < n; i++) idx[i] = v[i].row;
     free(v);
-    free(tmp);
 }

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "keysort.h"
+#include "la_keysort.h"
 
 typedef struct indexed {
     la_key_row e;

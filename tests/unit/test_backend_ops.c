@@ -215,7 +215,7 @@ static void test_cpu_sort_shapes(void **state)
                 ref[i] = (indexed){v[i], i};
             }
             if (n) qsort(ref, n, sizeof *ref, cmp_indexed);
-            assert_int_equal(la_cpu_sort_key_rows(v, n), LA_OK);
+            assert_int_equal(la_sort_key_rows(v, n), LA_OK);
             for (size_t i = 0; i < n; i++) {
                 assert_true(v[i].key == ref[i].e.key);
                 assert_int_equal(v[i].row, ref[i].e.row);

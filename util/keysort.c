@@ -1,13 +1,13 @@
 /*
- * keysort.c - the CPU loop of the stable key sort (see keysort.h): an MSD radix sort of 8-bit digits
- * taken from the bits where the keys of a range differ, the entries moving between the array and one
- * scratch copy at each level; a range of at most SMALL_RANGE entries is finished by insertion.
+ * keysort.c - the stable key sort on the CPU (see la_keysort.h): an MSD radix sort of 8-bit digits
+ * taken from the bits where the keys of a range differ, the entries moving between the array and
+ * one scratch copy at each level; a range of at most SMALL_RANGE entries is finished by insertion.
  *
  * An LSD sort of four 16-bit digits spread each pass's writes over 65,536 places, a cache miss for
  * nearly every entry (11 ms for the 210k band keys of 50k x 5k rows). 256 places at a time stay in
  * the cache, and after the first digit or two a range fits it whole.
  */
-#include "keysort.h"
+#include "la_keysort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +65,7 @@ static void sort_range(la_key_row *in, la_key_row *other, size_t n, int to_in)
     }
 }
 
-la_status la_cpu_sort_key_rows(la_key_row *e, size_t n)
+la_status la_sort_key_rows(la_key_row *e, size_t n)
 {
     if (n <= SMALL_RANGE) {
         insert_sorted(e, e, n);
