@@ -736,10 +736,11 @@ static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t 
     return st;
 }
 
-/* JSONL records are checked on worker threads, a chunk of lines at a time, into the chunk's own
- * arenas, which the table adopts when the chunk is committed. */
 /* Bytes of a block of a chunk's short fields (a chunk of lines holds some hundreds of ids). */
 enum { SMALL_BLOCK = 4096 };
+
+/* JSONL records are checked on worker threads, a chunk of lines at a time, into the chunk's own
+ * arenas, which the table adopts when the chunk is committed. */
 typedef struct checked_chunk {
     la_arena arena;
     la_arena small; /* the records' ids, families and labels */
