@@ -122,9 +122,12 @@ typedef struct scratch {
                                 probe) or the held-out shingles' (counting, fused) */
     size_t passcap;
     uint32_t sigb_row;       /* the row sigb holds, or UINT32_MAX */
-    /* signing on a host-loop backend (sign_chunk): a chunk's CSR offsets into mh and uh, its
-     * signatures, and the seconds this worker spent in each op */
-    uint64_t *coff_m, *coff_u;
+    /* signing on a host-loop backend (sign_chunk): a chunk's shingle multisets (cmh, cmhcap
+     * shingles), the distinct sets of the worker's chunks of the batch (cuh: cuh_used of cuhcap
+     * shingles), a chunk's CSR offsets into cmh and cuh, its signatures, and the seconds this
+     * worker spent in each op */
+    uint64_t *cmh, *cuh, *coff_m, *coff_u;
+    size_t cmhcap, cuhcap, cuh_used;
     uint32_t *csig;
     size_t chunk_cap;
     uint64_t *dtab;          /* la_cpu_shingle_distinct's table (dtab_room), all zero */
@@ -206,12 +209,14 @@ struct near_ctx {
     int sample_in_probe;      /* this candidate pass samples the rows it probes */
     /* the signature batch: nb rows of the pass (brow), batch row j's shingles at slot[j] in mh
      * (sorted multiset) and uh (distinct), then packed to CSR moff / uoff; its SimHashes and band
-     * keys in bsimh and bkeys. On a host-loop backend (sign_chunk) each chunk of rows packs its
-     * own shingles from the chunk's first slot on, row j's distinct set at uoff[j] */
+     * keys in bsimh and bkeys. On a host-loop backend (sign_chunk) each worker keeps its chunks'
+     * shingles in its scratch (cmh, cuh), and mh and uh are not allocated: row j's distinct set at
+     * uoff[j] in the cuh of worker uwk[j] */
     size_t nb, cap, rows_cap;
     uint32_t *brow;
     uint64_t *mh, *uh, *slot, *moff, *uoff, *bsimh, *bkeys;
     uint32_t *mcnt;
+    uint16_t *uwk;
     int probe_signed;         /* this signing pass probes the held-out LSH table with each batch */
     /* every row's distinct shingles as signing built them (nsh[i] of them at set +
      * set_start[i]), kept for the later phases while they fit in p.set_cache_bytes; NULL: rebuilt
@@ -903,7 +908,8 @@ static uint64_t *keys_of(const near_ctx *c, size_t i)
 /* The buffers of a signature batch, once for every pass; and the set cache, a cache only. */
 static la_status batch_alloc(near_ctx *c)
 {
-    size_t n = c->n, cap = c->x->be->host_loops ? BATCH_SLOTS_HOST : BATCH_SLOTS_DEVICE;
+    int host = c->x->be->host_loops;
+    size_t n = c->n, cap = host ? BATCH_SLOTS_HOST : BATCH_SLOTS_DEVICE;
     size_t most = 0;
     for (size_t i = 0; i < n; i++) {
         if (c->r[i].norm && la_shingle_bound(c->r[i].norm_len) > most) most = la_shingle_bound(c->r[i].norm_len);
@@ -914,8 +920,13 @@ static la_status batch_alloc(near_ctx *c)
     if (!rows_cap) rows_cap = 1;
     c->cap = cap;
     c->rows_cap = rows_cap;
-    c->mh = malloc((cap ? cap : 1) * sizeof *c->mh);
-    c->uh = malloc((cap ? cap : 1) * sizeof *c->uh);
+    /* a host-loop backend's workers keep the batch's shingles in their scratch (sign_chunk); a
+     * device's batches need mh and uh, and should the device fail, the CPU's batches after it uwk */
+    c->uwk = malloc(rows_cap * sizeof *c->uwk);
+    if (!host) {
+        c->mh = malloc((cap ? cap : 1) * sizeof *c->mh);
+        c->uh = malloc((cap ? cap : 1) * sizeof *c->uh);
+    }
     c->brow = malloc(rows_cap * sizeof *c->brow);
     c->slot = malloc((rows_cap + 1) * sizeof *c->slot);
     c->moff = malloc((rows_cap + 1) * sizeof *c->moff);
@@ -923,7 +934,7 @@ static la_status batch_alloc(near_ctx *c)
     c->mcnt = malloc((rows_cap + 1) * sizeof *c->mcnt);
     c->bsimh = malloc(rows_cap * sizeof *c->bsimh);
     c->bkeys = la_malloc_nm(rows_cap, (size_t)c->bands, sizeof *c->bkeys);
-    if (!c->mh || !c->uh || !c->brow || !c->slot || !c->moff || !c->uoff || !c->mcnt || !c->bsimh || !c->bkeys)
+    if (!c->uwk || (!host && (!c->mh || !c->uh)) || !c->brow || !c->slot || !c->moff || !c->uoff || !c->mcnt || !c->bsimh || !c->bkeys)
         return la_error(LA_ENOMEM, "near: out of memory for a signature batch of %zu shingles", cap);
     if (c->p.set_cache_bytes) {
         c->set_start = la_calloc_n(n ? n : 1, sizeof *c->set_start);
@@ -961,11 +972,11 @@ static la_status probe_batch_keys(void *ctx, int worker, size_t begin, size_t en
 
 /* ---- signing on a host-loop backend ----
  * The batch's rows in chunks, each taken by one worker from shingles to band keys while its
- * shingles are in the cache: the chunk's rows are shingled one after another from the chunk's
- * first slot on (a row's shingles never reach past its own slot), so the chunk is CSR by itself
- * and the backend's ops run on it as they would on a packed batch. Then the rows' distinct sets
- * join the set cache and their keys are kept or looked up (store_batch), in parallel again. The
- * same ops on the same sets as the batch path: the same signatures, SimHashes and keys. */
+ * shingles are in the cache: the chunk's rows are shingled one after another into the worker's
+ * buffers (each row given room for its bound), so the chunk is CSR by itself and the backend's
+ * ops run on it as they would on a packed batch. Then the rows' distinct sets join the set cache
+ * and their keys are kept or looked up (store_batch), in parallel again. The same ops on the same
+ * sets as the batch path: the same signatures, SimHashes and keys. */
 
 enum { OP_SIMHASH, OP_MINHASH, OP_KEYS };
 
@@ -989,18 +1000,28 @@ static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
     const la_backend *be = c->x->be;
     size_t nr = end - begin;
     LA_TRY(chunk_scratch(c, s, nr));
-    uint64_t mpos = c->slot[begin], upos = c->slot[begin];
+    /* the shingles in the worker's own buffers, packed: the multisets from the start of one that
+     * every chunk reuses (SimHash reads them here and nothing after it), the distinct sets after the
+     * worker's last chunk of the batch (store_batch copies them from there). Buffers reused batch
+     * after batch stay in the cache, where chunks written at their own places in the batch's (each
+     * as far from the last as its rows' bounds) took fresh lines and pages. */
+    size_t bound = (size_t)(c->slot[end] - c->slot[begin]);
+    if (!grow((void **)&s->cmh, &s->cmhcap, bound, sizeof *s->cmh) ||
+        !grow((void **)&s->cuh, &s->cuhcap, s->cuh_used + bound, sizeof *s->cuh))
+        return la_error(LA_ENOMEM, "near: out of memory signing %zu rows", nr);
+    uint64_t mpos = 0, upos = s->cuh_used;
     for (size_t j = begin; j < end; j++) {
         size_t i = c->brow[j];
         s->coff_m[j - begin] = mpos;
         s->coff_u[j - begin] = upos;
         c->uoff[j] = upos;
+        c->uwk[j] = (uint16_t)worker;
         c->nsh[i] = 0;
         c->mcnt[j] = 0;
         int skip = c->p.skip && c->p.skip[i];
         if (!c->r[i].norm || (skip && !c->contain)) continue;
-        uint64_t *m = c->mh + mpos, *u = c->uh + upos;
-        size_t cap = (size_t)(c->slot[j + 1] - mpos);
+        uint64_t *m = s->cmh + mpos, *u = s->cuh + upos;
+        size_t cap = (size_t)(c->slot[j + 1] - c->slot[begin]) - mpos;
         size_t n = la_cpu_shingle(c->r[i].norm, c->r[i].norm_len, c->p.shingle_kind, c->p.shingle_size, m, cap);
         size_t nm = n;
         /* the distinct set, without sorting the multiset (SimHash counts it in any order) */
@@ -1015,10 +1036,11 @@ static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
     }
     s->coff_m[nr] = mpos;
     s->coff_u[nr] = upos;
+    s->cuh_used = upos;
     double t0 = la_now();
-    LA_TRY(be->simhash(be, c->mh, s->coff_m, nr, c->bsimh + begin));
+    LA_TRY(be->simhash(be, s->cmh, s->coff_m, nr, c->bsimh + begin));
     double t1 = la_now();
-    LA_TRY(be->minhash(be, c->uh, s->coff_u, nr, c->K, s->csig));
+    LA_TRY(be->minhash(be, s->cuh, s->coff_u, nr, c->K, s->csig));
     double t2 = la_now();
     LA_TRY(be->lsh_keys(be, s->csig, nr, c->K, c->bands, c->rpb, c->bkeys + begin * (size_t)c->bands));
     double t3 = la_now();
@@ -1044,7 +1066,8 @@ static la_status store_batch(void *ctx, int worker, size_t begin, size_t end)
     for (size_t j = begin; j < end; j++) {
         uint32_t i = c->brow[j];
         c->simh[i] = c->bsimh[j];
-        if (c->set && c->nsh[i]) memcpy(c->set + c->set_start[i], c->uh + c->uoff[j], c->nsh[i] * sizeof *c->set);
+        if (c->set && c->nsh[i])
+            memcpy(c->set + c->set_start[i], c->sc[c->uwk[j]].cuh + c->uoff[j], c->nsh[i] * sizeof *c->set);
         if (!c->probe_signed)
             memcpy(keys_of(c, i), c->bkeys + j * (size_t)c->bands, (size_t)c->bands * sizeof *c->bkeys);
     }
@@ -1072,7 +1095,10 @@ static la_status sign_batch_host(near_ctx *c)
 {
     size_t nb = c->nb;
     size_t grain = la_parallel_grain(c->nthreads, nb, 256);
-    for (int w = 0; w < c->nthreads; w++) memset(c->sc[w].op_s, 0, sizeof c->sc[w].op_s);
+    for (int w = 0; w < c->nthreads; w++) {
+        memset(c->sc[w].op_s, 0, sizeof c->sc[w].op_s);
+        c->sc[w].cuh_used = 0;
+    }
     double t0 = la_now();
     LA_TRY(la_parallel_for(c->nthreads, nb, grain, sign_chunk, c));
     double wall = la_now() - t0;
@@ -1621,6 +1647,7 @@ static void free_ctx(near_ctx *c)
     free(c->moff);
     free(c->uoff);
     free(c->mcnt);
+    free(c->uwk);
     free(c->brow);
     free(c->bsimh);
     free(c->bkeys);
@@ -1636,6 +1663,8 @@ static void free_ctx(near_ctx *c)
             free(c->sc[i].c);
             free(c->sc[i].siga);
             free(c->sc[i].sigb);
+            free(c->sc[i].cmh);
+            free(c->sc[i].cuh);
             free(c->sc[i].coff_m);
             free(c->sc[i].coff_u);
             free(c->sc[i].csig);
