@@ -1005,7 +1005,7 @@ static la_status sign_chunk(void *ctx, int worker, size_t begin, size_t end)
      * worker's last chunk of the batch (store_batch copies them from there). Buffers reused batch
      * after batch stay in the cache, where chunks written at their own places in the batch's (each
      * as far from the last as its rows' bounds) took fresh lines and pages. */
-    size_t bound = (size_t)(c->slot[end] - c->slot[begin]);
+    size_t bound = (size_t)(c->slot[end] - c->slot[begin]) + 1; /* never a NULL buffer: the ops offset it */
     if (!grow((void **)&s->cmh, &s->cmhcap, bound, sizeof *s->cmh) ||
         !grow((void **)&s->cuh, &s->cuhcap, s->cuh_used + bound, sizeof *s->cuh))
         return la_error(LA_ENOMEM, "near: out of memory signing %zu rows", nr);
