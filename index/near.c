@@ -934,7 +934,8 @@ static la_status batch_alloc(near_ctx *c)
     c->mcnt = malloc((rows_cap + 1) * sizeof *c->mcnt);
     c->bsimh = malloc(rows_cap * sizeof *c->bsimh);
     c->bkeys = la_malloc_nm(rows_cap, (size_t)c->bands, sizeof *c->bkeys);
-    if (!c->uwk || (!host && (!c->mh || !c->uh)) || !c->brow || !c->slot || !c->moff || !c->uoff || !c->mcnt || !c->bsimh || !c->bkeys)
+    if (!c->uwk || (!host && (!c->mh || !c->uh)) || !c->brow || !c->slot || !c->moff || !c->uoff || !c->mcnt ||
+        !c->bsimh || !c->bkeys)
         return la_error(LA_ENOMEM, "near: out of memory for a signature batch of %zu shingles", cap);
     if (c->p.set_cache_bytes) {
         c->set_start = la_calloc_n(n ? n : 1, sizeof *c->set_start);
