@@ -39,6 +39,7 @@
 #include "simhash_core.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -468,6 +469,18 @@ typedef struct freq_build {
     near_ctx *c;
     size_t groups;
     size_t lsh_items;             /* 1: item 0 of count_held's loop builds the held-out LSH table */
+    uint32_t *held;               /* the held-out rows, in row order (nheld) */
+    size_t nheld;
+    /* With the set cache and two groups or more, each held-out row's shingles sorted into its
+     * groups' runs once (split_held), so that no group reads the others' shingles: row held[k]'s
+     * run from base[k] in gsh (SIZE_MAX: a row without a cached set, which each group filters
+     * itself), group g's part of it from goff[k * (groups + 1) + g]. */
+    uint64_t *gsh;
+    size_t *base;
+    uint32_t *goff;
+    uint8_t part_group[FREQ_PARTS];
+    size_t split_items;           /* items of count_held's loop that split SPLIT_ROWS rows each */
+    atomic_size_t split_done;     /* of them, finished */
     freq_group g[FREQ_PARTS];
     size_t fill[FREQ_PARTS];      /* keys per part */
     size_t start[FREQ_PARTS + 1]; /* where each part's lists begin in held_rows */
@@ -480,6 +493,16 @@ static void groups_free(freq_build *b)
     for (size_t g = 0; g < FREQ_PARTS; g++) free(b->g[g].e);
 }
 
+static void split_free(freq_build *b)
+{
+    free(b->gsh);
+    free(b->base);
+    free(b->goff);
+    b->gsh = NULL;
+    b->base = NULL;
+    b->goff = NULL;
+}
+
 static void group_parts(const freq_build *b, size_t g, size_t *p0, size_t *p1)
 {
     size_t np = freq_nparts(&b->c->freq);
@@ -488,6 +511,73 @@ static void group_parts(const freq_build *b, size_t g, size_t *p0, size_t *p1)
 }
 
 static la_status build_lsh(near_ctx *c, side sd, la_buckets **out);
+
+/* Held-out rows an item of the split. */
+enum { SPLIT_ROWS = 256 };
+
+/* Rows held[begin .. end) of the split: each cached set's shingles into its run, group by group,
+ * in the set's order within a group. */
+static void split_held(freq_build *b, size_t begin, size_t end)
+{
+    const near_ctx *c = b->c;
+    const freq_table *f = &c->freq;
+    size_t shift = (size_t)__builtin_ctzll((unsigned long long)f->part_mask + 1), ng = b->groups;
+    for (size_t k = begin; k < end; k++) {
+        if (b->base[k] == SIZE_MAX) continue;
+        size_t i = b->held[k], n = c->nsh[i];
+        const uint64_t *set = c->set + c->set_start[i];
+        uint32_t *o = b->goff + k * (ng + 1), at[FREQ_PARTS];
+        memset(o, 0, (ng + 1) * sizeof *o);
+        for (size_t q = 0; q < n; q++) o[b->part_group[freq_home(f, set[q]) >> shift] + 1]++;
+        for (size_t g = 0; g < ng; g++) {
+            o[g + 1] += o[g];
+            at[g] = o[g];
+        }
+        uint64_t *run = b->gsh + b->base[k];
+        for (size_t q = 0; q < n; q++) run[at[b->part_group[freq_home(f, set[q]) >> shift]]++] = set[q];
+    }
+}
+
+/* The split's arrays and items, when the set cache holds the held-out rows' sets and the table
+ * fills in two groups or more; none otherwise (or out of memory: each group then filters every
+ * set). */
+static void split_begin(freq_build *b)
+{
+    near_ctx *c = b->c;
+    if (!c->set || b->groups < 2) return;
+    size_t total = 0, np = freq_nparts(&c->freq);
+    if (!(b->base = la_malloc_n(b->nheld, sizeof *b->base))) return;
+    for (size_t k = 0; k < b->nheld; k++) {
+        size_t i = b->held[k];
+        b->base[k] = c->r[i].norm && c->nsh[i] ? total : SIZE_MAX;
+        if (b->base[k] != SIZE_MAX) total += c->nsh[i];
+    }
+    b->gsh = la_malloc_n(total, sizeof *b->gsh);
+    b->goff = la_malloc_nm(b->nheld, b->groups + 1, sizeof *b->goff);
+    if (!b->gsh || !b->goff) {
+        split_free(b);
+        return;
+    }
+    for (size_t g = 0; g < b->groups; g++) {
+        size_t p0, p1;
+        group_parts(b, g, &p0, &p1);
+        for (size_t p = p0; p < p1 && p < np; p++) b->part_group[p] = (uint8_t)g;
+    }
+    b->split_items = (b->nheld + SPLIT_ROWS - 1) / SPLIT_ROWS;
+}
+
+/* Before a group's inserts: the split's items all done. The loop hands its items out in order, so
+ * each is under way on some thread by the time a group is handed out, and none of them can fail:
+ * the wait is for the last few to end (a yield now and then, should a thread be preempted). */
+static void split_wait(freq_build *b)
+{
+    for (unsigned spin = 0; atomic_load_explicit(&b->split_done, memory_order_acquire) < b->split_items; spin++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if ((spin & 1023) == 1023) sched_yield();
+    }
+}
 
 /* The held-out rows' distinct shingles of parts [p0, p1) into the table, in row order; the slot and
  * row of each shingle of a listed row into the group's lists, and the listed rows of each slot
@@ -504,34 +594,52 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
             LA_TRY(build_lsh(c, SIDE_HELD, &c->lsh_h));
             continue;
         }
-        size_t g = item - b->lsh_items, p0, p1;
+        if (item < b->lsh_items + b->split_items) {
+            size_t k0 = (item - b->lsh_items) * SPLIT_ROWS;
+            split_held(b, k0, k0 + SPLIT_ROWS < b->nheld ? k0 + SPLIT_ROWS : b->nheld);
+            atomic_fetch_add_explicit(&b->split_done, 1, memory_order_release);
+            continue;
+        }
+        split_wait(b);
+        size_t g = item - b->lsh_items - b->split_items, p0, p1;
         group_parts(b, g, &p0, &p1);
         freq_group *grp = &b->g[g];
         la_populate(&f->slot[p0 << shift], ((p1 - p0) << shift) * sizeof *f->slot);
-        for (size_t i = 0; i < c->n; i++) {
-            if (c->r[i].part != c->held) continue;
-            const uint64_t *set;
-            size_t n;
-            LA_TRY(counted_set(c, s, i, &s->sh, &s->shcap, &set, &n));
+        for (size_t k = 0; k < b->nheld; k++) {
+            size_t i = b->held[k];
             int listed_i = listed_row(c, i);
-            if (listed_i && n != c->nsh[i])
-                return la_error(LA_EINTERNAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n, c->nsh[i]);
-            /* this group's shingles first, without a branch on each (with two groups or more, half
-             * of them or more are another's: a branch that was mispredicted every other time) */
-            if (!grow((void **)&s->pass, &s->passcap, n, sizeof *s->pass))
-                return la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
-            uint64_t *mine = s->pass;
+            const uint64_t *mine;
             size_t m = 0;
-            for (size_t k = 0; k < n; k++) {
-                mine[m] = set[k];
-                m += (size_t)((freq_home(f, set[k]) >> shift) - p0 < p1 - p0);
+            if (b->gsh && b->base[k] != SIZE_MAX) {
+                /* the group's part of the row's run */
+                const uint32_t *o = b->goff + k * (b->groups + 1);
+                mine = b->gsh + b->base[k] + o[g];
+                m = o[g + 1] - o[g];
+            } else {
+                const uint64_t *set;
+                size_t n;
+                LA_TRY(counted_set(c, s, i, &s->sh, &s->shcap, &set, &n));
+                if (listed_i && n != c->nsh[i])
+                    return la_error(LA_EINTERNAL, "near: row %zu has %zu distinct shingles, %u when it was signed", i, n,
+                                    c->nsh[i]);
+                /* this group's shingles first, without a branch on each (with two groups or more,
+                 * half of them or more are another's: a branch that was mispredicted every other
+                 * time) */
+                if (!grow((void **)&s->pass, &s->passcap, n, sizeof *s->pass))
+                    return la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
+                uint64_t *pass = s->pass;
+                for (size_t q = 0; q < n; q++) {
+                    pass[m] = set[q];
+                    m += (size_t)((freq_home(f, set[q]) >> shift) - p0 < p1 - p0);
+                }
+                mine = pass;
             }
             /* then their inserts, which go to random slots of a table larger than the cache: each
              * starts its slot's cache miss PROBE_AHEAD shingles early */
-            for (size_t k = 0; k < m; k++) {
-                if (k + PROBE_AHEAD < m) LA_PREFETCH_WRITE(&f->slot[freq_home(f, mine[k + PROBE_AHEAD])]);
-                size_t part = freq_home(f, mine[k]) >> shift;
-                size_t at = freq_insert(f, mine[k], 1, &b->fill[part]);
+            for (size_t q = 0; q < m; q++) {
+                if (q + PROBE_AHEAD < m) LA_PREFETCH_WRITE(&f->slot[freq_home(f, mine[q + PROBE_AHEAD])]);
+                size_t part = freq_home(f, mine[q]) >> shift;
+                size_t at = freq_insert(f, mine[q], 1, &b->fill[part]);
                 if (at == SIZE_MAX) {
                     atomic_store(&b->overflow, 1);
                     return LA_OK;
@@ -744,22 +852,33 @@ static la_status build_freq(near_ctx *c, int with_lsh)
     while (cap < most + most / 4) cap <<= 1;
     if (cap > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingles: more than a table of 2^31 slots holds", most);
     freq_build *b = calloc(1, sizeof *b);
-    la_status st = b ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for the held-out shingles' table");
+    size_t nheld = 0;
+    for (size_t i = 0; i < c->n; i++) nheld += c->r[i].part == c->held;
+    uint32_t *held = la_malloc_n(nheld, sizeof *held);
+    la_status st = b && held ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for the held-out shingles' table");
+    for (size_t i = 0, k = 0; st == LA_OK && i < c->n; i++)
+        if (c->r[i].part == c->held) held[k++] = (uint32_t)i;
     /* in parts; should one run out of room (the keys are hashes: they do not crowd one part), in one */
     for (int parts = 1; st == LA_OK && parts >= 0; parts--) {
         if ((st = freq_alloc(f, cap, parts)) != LA_OK) break;
         if (b->groups) groups_free(b);
-        *b = (freq_build){.c = c, .lsh_items = with_lsh ? 1 : 0};
+        split_free(b);
+        *b = (freq_build){.c = c, .lsh_items = with_lsh ? 1 : 0, .held = held, .nheld = nheld};
         /* the LSH table an item of the same loop, not a thread of its own: a third thread on two
-         * CPUs was left sharing one of them with a worker for up to 10 ms while the other idled */
-        /* with two threads or more, two groups a thread: with one, the LSH item and the groups were
-         * three like items on two threads, and one thread idled through the last of them */
-        b->groups = !c->set ? 1 : c->nthreads > 1 ? 2 * (size_t)c->nthreads : 1;
+         * CPUs was left sharing one of them with a worker for up to 10 ms while the other idled.
+         * With two threads or more, four groups a thread, the rows' shingles split among them
+         * first: with one group a thread, the LSH item and the groups were three like items on two
+         * threads, and one thread idled through the last of them; with two, each group filtered
+         * every set and one worker still ended ~4 ms after the other. */
+        b->groups = !c->set ? 1 : c->nthreads > 1 ? 4 * (size_t)c->nthreads : 1;
         if (b->groups > freq_nparts(f)) b->groups = freq_nparts(f);
-        st = la_parallel_for(c->nthreads, b->lsh_items + b->groups, 1, count_held, b);
+        /* the LSH item first (the longest), then the split's, then the groups' */
+        split_begin(b);
+        st = la_parallel_for(c->nthreads, b->lsh_items + b->split_items + b->groups, 1, count_held, b);
         if (st == LA_OK) with_lsh = 0; /* built, should the table be filled again in one part */
         if (st == LA_OK && !atomic_load(&b->overflow)) break;
     }
+    if (b) split_free(b);
     if (st == LA_OK && atomic_load(&b->overflow)) st = la_error(LA_EINTERNAL, "near: the held-out shingles' table is full");
     if (st == LA_OK) {
         for (size_t p = 0; p < freq_nparts(f); p++) f->keys += b->fill[p];
@@ -768,6 +887,7 @@ static la_status build_freq(near_ctx *c, int with_lsh)
     if (st == LA_OK) st = list_held_rows(b);
     if (b) groups_free(b);
     free(b);
+    free(held);
     LA_TRY(st);
     f->filter_log2 = FILTER_MIN_LOG2;
     while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
