@@ -1221,7 +1221,7 @@ static la_status sign_batch_host(near_ctx *c)
         c->sc[w].cuh_used = 0;
     }
     double t0 = la_now();
-    LA_TRY(la_parallel_for(c->nthreads, nb, grain, sign_chunk, c));
+    LA_TRY(la_parallel_for_guided(c->nthreads, nb, grain, sign_chunk, c));
     double wall = la_now() - t0;
     /* the stages' seconds: the workers' time in each op over the workers, at most the loop's */
     double op[3] = {0, 0, 0};
@@ -1243,7 +1243,7 @@ static la_status sign_batch_host(near_ctx *c)
     LA_TRY(la_exec_log_host(c->x, "near_signatures", (double)nb, distinct * 8, op[OP_MINHASH]));
     LA_TRY(la_exec_log_host(c->x, "near_band_keys", (double)nb, (double)nb * c->K * 4, op[OP_KEYS]));
     LA_TRY(place_sets(c));
-    return la_parallel_for(c->nthreads, nb, grain, store_batch, c);
+    return la_parallel_for_guided(c->nthreads, nb, grain, store_batch, c);
 }
 
 /* Signatures of the rows of the pass (c->pass_side), batch by batch: shingles on the CPU, SimHash,

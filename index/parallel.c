@@ -14,6 +14,7 @@ typedef struct pool {
     la_parallel_fn fn;
     void *ctx;
     size_t total, chunk;
+    size_t share;            /* guided: a chunk takes 1/share of the items left, at least `chunk`; 0: fixed */
     atomic_size_t next;
     atomic_int failed;
     la_status first;         /* the first failure, and its message (from the worker that set the flag) */
@@ -26,14 +27,35 @@ typedef struct worker_arg {
     int id;
 } worker_arg;
 
+/* The next chunk [*b, *e); 0 when none is left. */
+static int take(pool *p, size_t *b, size_t *e)
+{
+    if (!p->share) {
+        *b = atomic_fetch_add(&p->next, p->chunk);
+        if (*b >= p->total) return 0;
+        *e = p->total - *b > p->chunk ? *b + p->chunk : p->total;
+        return 1;
+    }
+    size_t at = atomic_load_explicit(&p->next, memory_order_relaxed);
+    for (;;) {
+        if (at >= p->total) return 0;
+        size_t left = p->total - at, n = left / p->share;
+        if (n < p->chunk) n = p->chunk;
+        if (n > left) n = left;
+        if (atomic_compare_exchange_weak_explicit(&p->next, &at, at + n, memory_order_relaxed, memory_order_relaxed)) {
+            *b = at;
+            *e = at + n;
+            return 1;
+        }
+    }
+}
+
 static void *run_worker(void *arg)
 {
     worker_arg *w = arg;
     pool *p = w->p;
-    while (!atomic_load(&p->failed)) {
-        size_t b = atomic_fetch_add(&p->next, p->chunk);
-        if (b >= p->total) break;
-        size_t e = p->total - b > p->chunk ? b + p->chunk : p->total;
+    size_t b, e;
+    while (!atomic_load(&p->failed) && take(p, &b, &e)) {
         la_status s = p->fn(p->ctx, w->id, b, e);
         if (s != LA_OK) {
             /* the message is in this thread's error slot: hand it to the caller's */
@@ -180,7 +202,7 @@ static int team_run(team *t, pool *p, int nt)
     return 1;
 }
 
-la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx)
+static la_status loop(int nthreads, size_t total, size_t chunk, int guided, la_parallel_fn fn, void *ctx)
 {
     static pool zero;
     pool p = zero;
@@ -188,6 +210,7 @@ la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_
     p.ctx = ctx;
     p.total = total;
     p.chunk = chunk ? chunk : 1;
+    p.share = guided && la_parallel_threads(nthreads) > 1 ? 2 * (size_t)la_parallel_threads(nthreads) : 0;
     p.first = LA_OK;
     atomic_flag_clear(&p.failure_set);
     size_t chunks = (total + p.chunk - 1) / p.chunk;
@@ -217,4 +240,14 @@ la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_
     }
     if (atomic_load(&p.failed)) return *p.message ? la_error(p.first, "%s", p.message) : p.first;
     return LA_OK;
+}
+
+la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx)
+{
+    return loop(nthreads, total, chunk, 0, fn, ctx);
+}
+
+la_status la_parallel_for_guided(int nthreads, size_t total, size_t least, la_parallel_fn fn, void *ctx)
+{
+    return loop(nthreads, total, least, 1, fn, ctx);
 }

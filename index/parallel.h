@@ -19,6 +19,12 @@ typedef la_status (*la_parallel_fn)(void *ctx, int worker, size_t begin, size_t 
  * caller's thread always runs), or LA_OK. */
 la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx);
 
+/* la_parallel_for with chunks that shrink as the loop goes: each takes 1/(2 x threads) of the items
+ * not yet taken, at least `least` of them (with one thread, chunks of `least`). Few chunks while
+ * much is left (a chunk's fixed cost paid less often), small ones at the end, where they even the
+ * threads out. */
+la_status la_parallel_for_guided(int nthreads, size_t total, size_t least, la_parallel_fn fn, void *ctx);
+
 /* A chunk size for `total` items of uneven cost on nthreads threads: at most `most`, small enough
  * that every thread takes several chunks (the last chunk taken, not the slowest thread, then sets
  * when the loop ends), at least 1. */

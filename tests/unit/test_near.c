@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -544,6 +545,52 @@ static void *loops_beside(void *arg)
     return NULL;
 }
 
+/* A guided loop's chunks: every item once, each chunk at least `least` items (the last may be
+ * fewer) and a share of what was left when it was taken, so a long loop takes far fewer chunks than
+ * fixed ones of `least` would, and they shrink toward its end. */
+typedef struct guided_job {
+    atomic_uchar *seen;
+    atomic_size_t chunks, small, late_big;
+    size_t total, least;
+} guided_job;
+
+static la_status mark_items(void *ctx, int worker, size_t begin, size_t end)
+{
+    guided_job *j = ctx;
+    (void)worker;
+    for (size_t i = begin; i < end; i++) atomic_fetch_add(&j->seen[i], 1);
+    atomic_fetch_add(&j->chunks, 1);
+    if (end - begin < j->least && end != j->total) atomic_fetch_add(&j->small, 1);
+    /* a chunk that starts in the last tenth takes at most a fourth of the items left then */
+    if (begin >= j->total - j->total / 10 && end - begin > j->least && end - begin > (j->total - begin) / 4 + 1)
+        atomic_fetch_add(&j->late_big, 1);
+    return LA_OK;
+}
+
+static void test_parallel_guided_chunks(void **state)
+{
+    (void)state;
+    size_t totals[] = {0, 1, 7, 1000, 100000};
+    for (size_t k = 0; k < sizeof totals / sizeof *totals; k++)
+        for (int threads = 1; threads <= 8; threads *= 2) {
+            size_t total = totals[k], least = 5;
+            guided_job j = {calloc(total + 1, 1), 0, 0, 0, total, least};
+            assert_int_equal(la_parallel_for_guided(threads, total, least, mark_items, &j), LA_OK);
+            for (size_t i = 0; i < total; i++) assert_int_equal(atomic_load(&j.seen[i]), 1);
+            assert_int_equal(atomic_load(&j.small), 0);
+            assert_int_equal(atomic_load(&j.late_big), 0);
+            if (total == 100000) {
+                if (threads == 1) assert_int_equal(atomic_load(&j.chunks), total / least);
+                else assert_true(atomic_load(&j.chunks) < total / least / 50);
+            }
+            free(j.seen);
+        }
+    /* a failure stops it and reaches the caller, as in a loop of fixed chunks */
+    la_error_clear();
+    assert_int_equal(la_parallel_for_guided(3, 100000, 10, fail_off_the_caller, NULL), LA_ENOMEM);
+    assert_non_null(strstr(la_last_error(), "failed on purpose on worker"));
+}
+
 /* The kept threads: thousands of loops in a row at changing thread counts (a team grown and then
  * used by fewer), loops inside a loop's items, loops on two threads at once, and a forked child's
  * loops all add up every item once. */
@@ -589,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_large_held_out_side_any_thread_count),
         cmocka_unit_test(test_bad_parameters),
         cmocka_unit_test(test_parallel_failure_reaches_the_caller),
+        cmocka_unit_test(test_parallel_guided_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
