@@ -472,12 +472,13 @@ typedef struct freq_build {
     uint32_t *held;               /* the held-out rows, in row order (nheld) */
     size_t nheld;
     /* With the set cache and two groups or more, each held-out row's shingles sorted into its
-     * groups' runs once (split_held), so that no group reads the others' shingles: row held[k]'s
-     * run from base[k] in gsh (SIZE_MAX: a row without a cached set, which each group filters
-     * itself), group g's part of it from goff[k * (groups + 1) + g]. */
-    uint64_t *gsh;
+     * groups' runs once (split_held), so that no group reads the others' shingles: the positions in
+     * its cached set of row held[k]'s shingles from base[k] in gpos, group by group (SIZE_MAX: a row
+     * without a cached set, or of more than SPLIT_MOST shingles, which each group filters itself),
+     * group g's from goff[k * (groups + 1) + g]. */
+    uint16_t *gpos;
     size_t *base;
-    uint32_t *goff;
+    uint16_t *goff;
     uint8_t part_group[FREQ_PARTS];
     size_t split_items;           /* items of count_held's loop that split SPLIT_ROWS rows each */
     atomic_size_t split_done;     /* of them, finished */
@@ -495,10 +496,10 @@ static void groups_free(freq_build *b)
 
 static void split_free(freq_build *b)
 {
-    free(b->gsh);
+    free(b->gpos);
     free(b->base);
     free(b->goff);
-    b->gsh = NULL;
+    b->gpos = NULL;
     b->base = NULL;
     b->goff = NULL;
 }
@@ -512,8 +513,8 @@ static void group_parts(const freq_build *b, size_t g, size_t *p0, size_t *p1)
 
 static la_status build_lsh(near_ctx *c, side sd, la_buckets **out);
 
-/* Held-out rows an item of the split. */
-enum { SPLIT_ROWS = 256 };
+/* Held-out rows an item of the split; the most shingles a row split has (its positions 16 bits). */
+enum { SPLIT_ROWS = 256, SPLIT_MOST = 65535 };
 
 /* Rows held[begin .. end) of the split: each cached set's shingles into its run, group by group,
  * in the set's order within a group. */
@@ -526,15 +527,15 @@ static void split_held(freq_build *b, size_t begin, size_t end)
         if (b->base[k] == SIZE_MAX) continue;
         size_t i = b->held[k], n = c->nsh[i];
         const uint64_t *set = c->set + c->set_start[i];
-        uint32_t *o = b->goff + k * (ng + 1), at[FREQ_PARTS];
+        uint16_t *o = b->goff + k * (ng + 1), at[FREQ_PARTS];
         memset(o, 0, (ng + 1) * sizeof *o);
         for (size_t q = 0; q < n; q++) o[b->part_group[freq_home(f, set[q]) >> shift] + 1]++;
         for (size_t g = 0; g < ng; g++) {
             o[g + 1] += o[g];
             at[g] = o[g];
         }
-        uint64_t *run = b->gsh + b->base[k];
-        for (size_t q = 0; q < n; q++) run[at[b->part_group[freq_home(f, set[q]) >> shift]]++] = set[q];
+        uint16_t *run = b->gpos + b->base[k];
+        for (size_t q = 0; q < n; q++) run[at[b->part_group[freq_home(f, set[q]) >> shift]]++] = (uint16_t)q;
     }
 }
 
@@ -549,12 +550,12 @@ static void split_begin(freq_build *b)
     if (!(b->base = la_malloc_n(b->nheld, sizeof *b->base))) return;
     for (size_t k = 0; k < b->nheld; k++) {
         size_t i = b->held[k];
-        b->base[k] = c->r[i].norm && c->nsh[i] ? total : SIZE_MAX;
+        b->base[k] = c->r[i].norm && c->nsh[i] && c->nsh[i] <= SPLIT_MOST ? total : SIZE_MAX;
         if (b->base[k] != SIZE_MAX) total += c->nsh[i];
     }
-    b->gsh = la_malloc_n(total, sizeof *b->gsh);
+    b->gpos = la_malloc_n(total, sizeof *b->gpos);
     b->goff = la_malloc_nm(b->nheld, b->groups + 1, sizeof *b->goff);
-    if (!b->gsh || !b->goff) {
+    if (!b->gpos || !b->goff) {
         split_free(b);
         return;
     }
@@ -610,11 +611,15 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
             int listed_i = listed_row(c, i);
             const uint64_t *mine;
             size_t m = 0;
-            if (b->gsh && b->base[k] != SIZE_MAX) {
-                /* the group's part of the row's run */
-                const uint32_t *o = b->goff + k * (b->groups + 1);
-                mine = b->gsh + b->base[k] + o[g];
-                m = o[g + 1] - o[g];
+            if (b->gpos && b->base[k] != SIZE_MAX) {
+                /* the group's shingles of the row, gathered from the cached set by their positions */
+                const uint16_t *o = b->goff + k * (b->groups + 1), *pos = b->gpos + b->base[k] + o[g];
+                const uint64_t *set = c->set + c->set_start[i];
+                m = (size_t)(o[g + 1] - o[g]);
+                if (!grow((void **)&s->pass, &s->passcap, m, sizeof *s->pass))
+                    return la_error(LA_ENOMEM, "near: out of memory counting the held-out rows' shingles");
+                for (size_t q = 0; q < m; q++) s->pass[q] = set[pos[q]];
+                mine = s->pass;
             } else {
                 const uint64_t *set;
                 size_t n;
@@ -1212,6 +1217,12 @@ static la_status place_sets(near_ctx *c)
     return LA_OK;
 }
 
+/* A signing chunk at two threads or more takes a share of the batch's rows left (guided), at most
+ * this many times the grain: each worker's shingle buffers grow to its largest chunk, and chunks of
+ * a quarter of a batch took 1,000-1,500 more page faults a run, and left the allocator's state such
+ * that grading's sets took 900 more afterwards. */
+enum { GUIDED_MOST = 4 };
+
 static la_status sign_batch_host(near_ctx *c)
 {
     size_t nb = c->nb;
@@ -1221,7 +1232,7 @@ static la_status sign_batch_host(near_ctx *c)
         c->sc[w].cuh_used = 0;
     }
     double t0 = la_now();
-    LA_TRY(la_parallel_for_guided(c->nthreads, nb, grain, sign_chunk, c));
+    LA_TRY(la_parallel_for_guided(c->nthreads, nb, grain, GUIDED_MOST * grain, sign_chunk, c));
     double wall = la_now() - t0;
     /* the stages' seconds: the workers' time in each op over the workers, at most the loop's */
     double op[3] = {0, 0, 0};
@@ -1243,7 +1254,7 @@ static la_status sign_batch_host(near_ctx *c)
     LA_TRY(la_exec_log_host(c->x, "near_signatures", (double)nb, distinct * 8, op[OP_MINHASH]));
     LA_TRY(la_exec_log_host(c->x, "near_band_keys", (double)nb, (double)nb * c->K * 4, op[OP_KEYS]));
     LA_TRY(place_sets(c));
-    return la_parallel_for_guided(c->nthreads, nb, grain, store_batch, c);
+    return la_parallel_for_guided(c->nthreads, nb, grain, GUIDED_MOST * grain, store_batch, c);
 }
 
 /* Signatures of the rows of the pass (c->pass_side), batch by batch: shingles on the CPU, SimHash,

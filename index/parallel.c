@@ -14,7 +14,8 @@ typedef struct pool {
     la_parallel_fn fn;
     void *ctx;
     size_t total, chunk;
-    size_t share;            /* guided: a chunk takes 1/share of the items left, at least `chunk`; 0: fixed */
+    size_t share;            /* guided: a chunk takes 1/share of the items left, from `chunk` to `most`; 0: fixed */
+    size_t most;
     atomic_size_t next;
     atomic_int failed;
     la_status first;         /* the first failure, and its message (from the worker that set the flag) */
@@ -40,6 +41,7 @@ static int take(pool *p, size_t *b, size_t *e)
     for (;;) {
         if (at >= p->total) return 0;
         size_t left = p->total - at, n = left / p->share;
+        if (n > p->most) n = p->most;
         if (n < p->chunk) n = p->chunk;
         if (n > left) n = left;
         if (atomic_compare_exchange_weak_explicit(&p->next, &at, at + n, memory_order_relaxed, memory_order_relaxed)) {
@@ -202,7 +204,7 @@ static int team_run(team *t, pool *p, int nt)
     return 1;
 }
 
-static la_status loop(int nthreads, size_t total, size_t chunk, int guided, la_parallel_fn fn, void *ctx)
+static la_status loop(int nthreads, size_t total, size_t chunk, size_t most, int guided, la_parallel_fn fn, void *ctx)
 {
     static pool zero;
     pool p = zero;
@@ -211,6 +213,7 @@ static la_status loop(int nthreads, size_t total, size_t chunk, int guided, la_p
     p.total = total;
     p.chunk = chunk ? chunk : 1;
     p.share = guided && la_parallel_threads(nthreads) > 1 ? 2 * (size_t)la_parallel_threads(nthreads) : 0;
+    p.most = most;
     p.first = LA_OK;
     atomic_flag_clear(&p.failure_set);
     size_t chunks = (total + p.chunk - 1) / p.chunk;
@@ -244,10 +247,10 @@ static la_status loop(int nthreads, size_t total, size_t chunk, int guided, la_p
 
 la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx)
 {
-    return loop(nthreads, total, chunk, 0, fn, ctx);
+    return loop(nthreads, total, chunk, 0, 0, fn, ctx);
 }
 
-la_status la_parallel_for_guided(int nthreads, size_t total, size_t least, la_parallel_fn fn, void *ctx)
+la_status la_parallel_for_guided(int nthreads, size_t total, size_t least, size_t most, la_parallel_fn fn, void *ctx)
 {
-    return loop(nthreads, total, least, 1, fn, ctx);
+    return loop(nthreads, total, least, most, 1, fn, ctx);
 }

@@ -20,10 +20,10 @@ typedef la_status (*la_parallel_fn)(void *ctx, int worker, size_t begin, size_t 
 la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_fn fn, void *ctx);
 
 /* la_parallel_for with chunks that shrink as the loop goes: each takes 1/(2 x threads) of the items
- * not yet taken, at least `least` of them (with one thread, chunks of `least`). Few chunks while
- * much is left (a chunk's fixed cost paid less often), small ones at the end, where they even the
- * threads out. */
-la_status la_parallel_for_guided(int nthreads, size_t total, size_t least, la_parallel_fn fn, void *ctx);
+ * not yet taken, at most `most` and at least `least` of them (with one thread, chunks of `least`).
+ * Fewer chunks while much is left (a chunk's fixed cost paid less often), small ones at the end,
+ * where they even the threads out; `most` bounds what a chunk's scratch grows to. */
+la_status la_parallel_for_guided(int nthreads, size_t total, size_t least, size_t most, la_parallel_fn fn, void *ctx);
 
 /* A chunk size for `total` items of uneven cost on nthreads threads: at most `most`, small enough
  * that every thread takes several chunks (the last chunk taken, not the slowest thread, then sets

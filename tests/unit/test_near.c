@@ -575,7 +575,7 @@ static void test_parallel_guided_chunks(void **state)
         for (int threads = 1; threads <= 8; threads *= 2) {
             size_t total = totals[k], least = 5;
             guided_job j = {calloc(total + 1, 1), 0, 0, 0, total, least};
-            assert_int_equal(la_parallel_for_guided(threads, total, least, mark_items, &j), LA_OK);
+            assert_int_equal(la_parallel_for_guided(threads, total, least, SIZE_MAX, mark_items, &j), LA_OK);
             for (size_t i = 0; i < total; i++) assert_int_equal(atomic_load(&j.seen[i]), 1);
             assert_int_equal(atomic_load(&j.small), 0);
             assert_int_equal(atomic_load(&j.late_big), 0);
@@ -587,7 +587,7 @@ static void test_parallel_guided_chunks(void **state)
         }
     /* a failure stops it and reaches the caller, as in a loop of fixed chunks */
     la_error_clear();
-    assert_int_equal(la_parallel_for_guided(3, 100000, 10, fail_off_the_caller, NULL), LA_ENOMEM);
+    assert_int_equal(la_parallel_for_guided(3, 100000, 10, SIZE_MAX, fail_off_the_caller, NULL), LA_ENOMEM);
     assert_non_null(strstr(la_last_error(), "failed on purpose on worker"));
 }
 
