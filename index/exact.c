@@ -37,11 +37,18 @@ void la_exact_result_free(la_exact_result *res)
 /* order[0 .. m) by cmp_hash_part_id: by the hash's high half with the radix sort, which reads each
  * row's hash once, in order (a comparison sort read two rows at random per comparison: links_s 17
  * against 8 ms at 55 k rows), then each run of one high half, almost always a single row, by the
- * whole order. */
-static la_status sort_by_hash(const la_row *rows, uint32_t *order, size_t m)
+ * whole order. *alone (m flags, owned by the caller) says which rows of the order are alone in
+ * their run: no other row has their text, and the join need not read them again. */
+static la_status sort_by_hash(const la_row *rows, uint32_t *order, size_t m, uint8_t **alone)
 {
     la_key_row *e = la_malloc_n(m, sizeof *e);
-    if (!e) return la_error(LA_ENOMEM, "out of memory in the exact-copy join (%zu rows)", m);
+    *alone = la_malloc_n(m, 1);
+    if (!e || !*alone) {
+        free(e);
+        free(*alone);
+        *alone = NULL;
+        return la_error(LA_ENOMEM, "out of memory in the exact-copy join (%zu rows)", m);
+    }
     for (size_t k = 0; k < m; k++) e[k] = (la_key_row){rows[order[k]].hash[1], order[k], 0};
     la_status st = la_sort_key_rows(e, m);
     for (size_t k = 0; st == LA_OK && k < m; k++) order[k] = e[k].row;
@@ -49,6 +56,7 @@ static la_status sort_by_hash(const la_row *rows, uint32_t *order, size_t m)
         size_t end = g + 1;
         while (end < m && e[end].key == e[g].key) end++;
         if (end - g > 1) la_sort(order + g, end - g, sizeof *order, cmp_hash_part_id, (void *)rows);
+        memset(*alone + g, end - g == 1, end - g);
         g = end;
     }
     free(e);
@@ -74,9 +82,11 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
         res->dup_of[i] = LA_NOT_DUP;
         if (rows[i].norm && rows[i].norm_len > 0) order[m++] = (uint32_t)i;
     }
-    la_status sorted = sort_by_hash(rows, order, m);
+    uint8_t *alone;
+    la_status sorted = sort_by_hash(rows, order, m, &alone);
     if (sorted != LA_OK) {
         free(order);
+        free(alone);
         la_exact_result_free(res);
         return sorted;
     }
@@ -84,6 +94,12 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
     size_t nconf_rows = 0;
     la_status st = LA_OK;
     for (size_t g = 0; g < m && st == LA_OK;) {
+        /* a text no other row has: no copy, no link, no conflict (the rows it would read lie at
+         * random in the table: most rows' second read, where the sort read them in order) */
+        if (alone[g]) {
+            g++;
+            continue;
+        }
         size_t e = g + 1;
         while (e < m && same_text(&rows[order[g]], &rows[order[e]])) e++;
         /* duplicates within a partition: rows of one partition are contiguous, smallest id first */
@@ -130,6 +146,7 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
         g = e;
     }
     res->conflict_start[res->nconflicts] = nconf_rows;
+    free(alone);
     free(order);
     return st;
 }
