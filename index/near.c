@@ -39,7 +39,6 @@
 #include "simhash_core.h"
 
 #include <math.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,11 +545,11 @@ static void split_begin(freq_build *b)
 {
     near_ctx *c = b->c;
     if (!c->set || b->groups < 2) return;
-    size_t total = 0, np = freq_nparts(&c->freq);
+    size_t total = 0;
     if (!(b->base = la_malloc_n(b->nheld, sizeof *b->base))) return;
     for (size_t k = 0; k < b->nheld; k++) {
         size_t i = b->held[k];
-        b->base[k] = c->r[i].norm && c->nsh[i] && c->nsh[i] <= SPLIT_MOST ? total : SIZE_MAX;
+        b->base[k] = c->nsh[i] && c->nsh[i] <= SPLIT_MOST ? total : SIZE_MAX; /* signed: in the cache */
         if (b->base[k] != SIZE_MAX) total += c->nsh[i];
     }
     b->gpos = la_malloc_n(total, sizeof *b->gpos);
@@ -562,22 +561,9 @@ static void split_begin(freq_build *b)
     for (size_t g = 0; g < b->groups; g++) {
         size_t p0, p1;
         group_parts(b, g, &p0, &p1);
-        for (size_t p = p0; p < p1 && p < np; p++) b->part_group[p] = (uint8_t)g;
+        for (size_t p = p0; p < p1; p++) b->part_group[p] = (uint8_t)g;
     }
     b->split_items = (b->nheld + SPLIT_ROWS - 1) / SPLIT_ROWS;
-}
-
-/* Before a group's inserts: the split's items all done. The loop hands its items out in order, so
- * each is under way on some thread by the time a group is handed out, and none of them can fail:
- * the wait is for the last few to end (a yield now and then, should a thread be preempted). */
-static void split_wait(freq_build *b)
-{
-    for (unsigned spin = 0; atomic_load_explicit(&b->split_done, memory_order_acquire) < b->split_items; spin++) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-        if ((spin & 1023) == 1023) sched_yield();
-    }
 }
 
 /* The held-out rows' distinct shingles of parts [p0, p1) into the table, in row order; the slot and
@@ -601,7 +587,7 @@ static la_status count_held(void *ctx, int worker, size_t begin, size_t end)
             atomic_fetch_add_explicit(&b->split_done, 1, memory_order_release);
             continue;
         }
-        split_wait(b);
+        la_parallel_wait(&b->split_done, b->split_items); /* the split's items, handed out before */
         size_t g = item - b->lsh_items - b->split_items, p0, p1;
         group_parts(b, g, &p0, &p1);
         freq_group *grp = &b->g[g];

@@ -3,6 +3,7 @@
 #include "la_cpus.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,6 +123,14 @@ static void relax(void)
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+}
+
+void la_parallel_wait(const atomic_size_t *done, size_t target)
+{
+    for (unsigned spin = 1; atomic_load_explicit(done, memory_order_acquire) < target; spin++) {
+        relax();
+        if (spin % 1024 == 0) sched_yield();
+    }
 }
 
 static void *team_worker(void *arg)

@@ -6,6 +6,7 @@
 #ifndef LA_PARALLEL_H
 #define LA_PARALLEL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "leakaudit.h"
@@ -24,6 +25,13 @@ la_status la_parallel_for(int nthreads, size_t total, size_t chunk, la_parallel_
  * Fewer chunks while much is left (a chunk's fixed cost paid less often), small ones at the end,
  * where they even the threads out; `most` bounds what a chunk's scratch grows to. */
 la_status la_parallel_for_guided(int nthreads, size_t total, size_t least, size_t most, la_parallel_fn fn, void *ctx);
+
+/* Wait until *done reaches target, from an item of a loop whose later items need its earlier ones
+ * finished: the loop hands its items out in order, so those are under way on other threads by the
+ * time a later one is handed out. It spins, yielding now and then should one of those threads be
+ * preempted. The earlier items must not fail (a failed loop hands out no more items, but those
+ * already taken run to their end). */
+void la_parallel_wait(const atomic_size_t *done, size_t target);
 
 /* A chunk size for `total` items of uneven cost on nthreads threads: at most `most`, small enough
  * that every thread takes several chunks (the last chunk taken, not the slowest thread, then sets

@@ -550,8 +550,8 @@ static void *loops_beside(void *arg)
  * fixed ones of `least` would, and they shrink toward its end. */
 typedef struct guided_job {
     atomic_uchar *seen;
-    atomic_size_t chunks, small, late_big;
-    size_t total, least;
+    atomic_size_t chunks, small, late_big, big;
+    size_t total, least, most;
 } guided_job;
 
 static la_status mark_items(void *ctx, int worker, size_t begin, size_t end)
@@ -561,6 +561,7 @@ static la_status mark_items(void *ctx, int worker, size_t begin, size_t end)
     for (size_t i = begin; i < end; i++) atomic_fetch_add(&j->seen[i], 1);
     atomic_fetch_add(&j->chunks, 1);
     if (end - begin < j->least && end != j->total) atomic_fetch_add(&j->small, 1);
+    if (end - begin > j->most && end - begin > j->least) atomic_fetch_add(&j->big, 1);
     /* a chunk that starts in the last tenth takes at most a fourth of the items left then */
     if (begin >= j->total - j->total / 10 && end - begin > j->least && end - begin > (j->total - begin) / 4 + 1)
         atomic_fetch_add(&j->late_big, 1);
@@ -574,7 +575,7 @@ static void test_parallel_guided_chunks(void **state)
     for (size_t k = 0; k < sizeof totals / sizeof *totals; k++)
         for (int threads = 1; threads <= 8; threads *= 2) {
             size_t total = totals[k], least = 5;
-            guided_job j = {calloc(total + 1, 1), 0, 0, 0, total, least};
+            guided_job j = {calloc(total + 1, 1), 0, 0, 0, 0, total, least, SIZE_MAX};
             assert_int_equal(la_parallel_for_guided(threads, total, least, SIZE_MAX, mark_items, &j), LA_OK);
             for (size_t i = 0; i < total; i++) assert_int_equal(atomic_load(&j.seen[i]), 1);
             assert_int_equal(atomic_load(&j.small), 0);
@@ -584,6 +585,14 @@ static void test_parallel_guided_chunks(void **state)
                 else assert_true(atomic_load(&j.chunks) < total / least / 50);
             }
             free(j.seen);
+            /* with a ceiling, no chunk above it: the first ones take it, the last ones shrink */
+            guided_job c = {calloc(total + 1, 1), 0, 0, 0, 0, total, least, 4 * least};
+            assert_int_equal(la_parallel_for_guided(threads, total, least, c.most, mark_items, &c), LA_OK);
+            for (size_t i = 0; i < total; i++) assert_int_equal(atomic_load(&c.seen[i]), 1);
+            assert_int_equal(atomic_load(&c.big), 0);
+            assert_int_equal(atomic_load(&c.small), 0);
+            if (total == 100000 && threads > 1) assert_true(atomic_load(&c.chunks) < total / least / 3);
+            free(c.seen);
         }
     /* a failure stops it and reaches the caller, as in a loop of fixed chunks */
     la_error_clear();
