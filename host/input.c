@@ -13,7 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -520,4 +526,139 @@ void la_input_blocks_close(la_input_blocks *b, la_input *info)
     la_blake2b_final(&b->h, info->blake2b, sizeof info->blake2b);
     info->stored_len = b->stored;
     info->compression = b->compression;
+}
+
+/* ---- files mapped into memory ----------------------------------------------------------------- */
+
+/* The files mapped now, for the SIGBUS handler: a page of a mapped file that is cut short while it
+ * is mapped is gone, and touching it raises SIGBUS at its address. Slots are claimed and freed
+ * under map_lock; the handler only reads them. */
+enum { MAP_SLOTS = 16, MAP_PATH = 1024 };
+typedef struct map_slot {
+    _Atomic(const char *) at; /* NULL: free */
+    size_t len;
+    char path[MAP_PATH];
+} map_slot;
+static map_slot g_maps[MAP_SLOTS];
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+/* What the SIGBUS handler calls after its message (la_input_on_fault), or NULL */
+static void (*_Atomic g_fault_then)(int sig);
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+static void put(const char *s)
+{
+    ssize_t r = write(2, s, strlen(s));
+    (void)r;
+}
+
+int la_input_fault_note(const void *addr)
+{
+    for (int i = 0; i < MAP_SLOTS; i++) {
+        const char *at = atomic_load(&g_maps[i].at);
+        if (at && (const char *)addr >= at && (const char *)addr < at + g_maps[i].len) {
+            put("leakaudit: ");
+            put(g_maps[i].path);
+            put(": the file was cut short while the audit read it; nothing was written; run the audit again\n");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void on_bus(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    la_input_fault_note(info->si_addr);
+    void (*then)(int) = atomic_load(&g_fault_then);
+    if (then) then(sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void la_input_on_fault(void (*then)(int sig)) { atomic_store(&g_fault_then, then); }
+
+/* The handler is installed with each mapping, over whatever another part of the process put there. */
+static void bus_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_bus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+const char *la_input_map(int fd, size_t len, const char *path, int zero_after)
+{
+    const char *e = getenv("LEAKAUDIT_READ_MAP");
+    if (len == 0 || len > SIZE_MAX / 2 || (e && !strcmp(e, "0"))) return NULL;
+    pthread_mutex_lock(&map_lock);
+    bus_install();
+    int slot = -1;
+    for (int i = 0; i < MAP_SLOTS && slot < 0; i++)
+        if (!atomic_load(&g_maps[i].at)) slot = i;
+    if (slot < 0) {
+        pthread_mutex_unlock(&map_lock);
+        return NULL; /* read instead */
+    }
+    size_t page = page_size(), whole = (len + page - 1) / page * page;
+    char *p;
+    if (zero_after) {
+        /* a page more than the file, anonymous, and the file over it: the byte after the file's
+         * last one reads as 0 whether or not the file ends where a page does */
+        p = mmap(NULL, whole + page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED && mmap(p, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+            munmap(p, whole + page);
+            p = MAP_FAILED;
+        }
+    } else {
+        p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    }
+    if (p == MAP_FAILED) {
+        pthread_mutex_unlock(&map_lock);
+        return NULL;
+    }
+    g_maps[slot].len = zero_after ? whole + page : len;
+    snprintf(g_maps[slot].path, sizeof g_maps[slot].path, "%s", path);
+    atomic_store(&g_maps[slot].at, p);
+    pthread_mutex_unlock(&map_lock);
+    return p;
+}
+
+void la_input_unmap(const char *data)
+{
+    if (!data) return;
+    pthread_mutex_lock(&map_lock);
+    for (int i = 0; i < MAP_SLOTS; i++)
+        if (atomic_load(&g_maps[i].at) == data) {
+            munmap((void *)(uintptr_t)data, g_maps[i].len);
+            atomic_store(&g_maps[i].at, NULL);
+        }
+    pthread_mutex_unlock(&map_lock);
+}
+
+void la_input_release(const char *p, size_t n)
+{
+    size_t page = page_size();
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1), e = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+la_status la_input_blocks_map(la_input_blocks *b, const char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    if (!b->f || b->is_stdin || b->z || b->stored || b->size == 0 || b->size > SIZE_MAX / 2) return LA_OK;
+    const char *p = la_input_map(fileno(b->f), (size_t)b->size, b->path, 1);
+    if (!p) return LA_OK;
+    (void)madvise((void *)(uintptr_t)p, (size_t)b->size, MADV_SEQUENTIAL);
+    b->stored = b->n = b->size;
+    *data = p;
+    *len = (size_t)b->size;
+    return LA_OK;
 }

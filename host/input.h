@@ -82,6 +82,26 @@ void la_input_blocks_defer_hash(la_input_blocks *b);
 /* Bytes [off, off + n) of the input, which the fingerprint takes where they pass what it holds: a
  * gap between them (off past what it holds) is LA_EINTERNAL. A la_record_pipe absorb function (b). */
 la_status la_input_blocks_absorb(void *b, uint64_t off, const char *p, size_t n);
+/* A plain file opened and not yet read, mapped whole (la_input_map with zero_after), its bytes
+ * counted as read: *data (NULL when it cannot be mapped: read it instead) and *len. Close b and
+ * la_input_unmap(*data) when done. */
+la_status la_input_blocks_map(la_input_blocks *b, const char **data /* OUT */, size_t *len /* OUT */);
+
+/* The first len bytes of the open file fd (named path in messages) mapped read-only, or NULL when
+ * they cannot be, or LEAKAUDIT_READ_MAP=0 is set (read them instead: the tests of the reads). zero_after: data[len] reads as 0. While a file is mapped, a
+ * SIGBUS on its pages (the file was cut short meanwhile) says so on standard error, naming it, and
+ * the process ends by that signal. */
+const char *la_input_map(int fd, size_t len, const char *path, int zero_after);
+void la_input_unmap(const char *data);
+/* The mapped bytes [p, p + n) are read over: the pages wholly inside them are let go (read from the
+ * file again should they be touched). */
+void la_input_release(const char *p, size_t n);
+/* Async-signal-safe: when addr lies in a mapped file, say on standard error that the file was cut
+ * short, and return 1; else 0. The SIGBUS handler's message. */
+int la_input_fault_note(const void *addr);
+/* What the SIGBUS handler runs after its message (then(SIGBUS), async-signal-safe; NULL: nothing)
+ * before the process ends by the signal: the output folder's removal (outdir.c). */
+void la_input_on_fault(void (*then)(int sig));
 /* Close the file; info gets the fingerprint, the bytes stored and the compression (data NULL). */
 void la_input_blocks_close(la_input_blocks *b, la_input *info /* OUT */);
 

@@ -921,24 +921,38 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     /* a large input's first read takes part of a block: its lines are parsed while the rest is
      * read (la_jsonl_each_read reads ahead with two threads or more) */
     size_t first_read = first_len > LOAD_FIRST_READ ? LOAD_FIRST_READ : first_len;
-    char *buf = malloc(first_len + 1);
+    /* a plain file is read where it lies, mapped, when it can be: no copy into buffers of its own */
+    const char *map = NULL;
+    size_t map_len = 0;
+    if (plain && !b.is_stdin) (void)la_input_blocks_map(&b, &map, &map_len);
+    int mapped = map != NULL;
+    char *buf = mapped ? NULL : malloc(first_len + 1);
     size_t got = 0;
-    la_status st = buf ? la_input_blocks_read(&b, buf, first_read, &got)
-                       : la_error(LA_ENOMEM, "%s: out of memory", path);
+    la_status st = mapped ? LA_OK
+                   : buf  ? la_input_blocks_read(&b, buf, first_read, &got)
+                          : la_error(LA_ENOMEM, "%s: out of memory", path);
     if (st != LA_OK) {
         free(buf);
         la_input_blocks_close(&b, &info);
         return st;
     }
-    buf[got] = '\0';
-    int eof = got < first_read;
-    la_input first = {.data = buf, .len = got};
+    int eof;
+    la_input first;
+    if (mapped) {
+        got = map_len < first_read ? map_len : first_read;
+        eof = got == map_len;
+        first = (la_input){.data = (char *)(uintptr_t)map, .len = got};
+    } else {
+        buf[got] = '\0';
+        eof = got < first_read;
+        first = (la_input){.data = buf, .len = got};
+    }
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &first) : L->opts.format;
     /* the probe for ids over the block's complete lines, without touching the table */
     if (!eof)
-        while (first.len > 0 && buf[first.len - 1] != '\n') first.len--;
+        while (first.len > 0 && first.data[first.len - 1] != '\n') first.len--;
     pending probe = {.L = L, .ids_generated = 1};
-    int packed = b.is_stdin && la_input_compression_of(buf, got);
+    int packed = b.is_stdin && la_input_compression_of(first.data, got);
     if (fmt == LA_FMT_JSONL && !packed)
         st = la_records_each_until(&first, path, fmt, &L->opts.limits, probe_id, &probe, &probe.have_id);
     if (fmt != LA_FMT_JSONL || packed || st != LA_OK || (!probe.have_id && !eof)) {
@@ -951,6 +965,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
             return load_whole(L, path, part, id_name, in);
         }
         free(buf);
+        if (mapped) la_input_unmap(map);
         la_input_blocks_close(&b, &info);
         return LA_OK;
     }
@@ -959,6 +974,7 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
     st = add_file(L, path, &fidx, &fi);
     if (st != LA_OK) {
         free(buf);
+        if (mapped) la_input_unmap(map);
         la_input_blocks_close(&b, &info);
         return st;
     }
@@ -976,11 +992,16 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         /* the rows of a compressed file or of standard input keep their records: the manifests
          * cannot seek in them */
         p.by_place = plain && !b.is_stdin;
-        st = la_jsonl_each_read(buf, got, first_len + 1, la_input_blocks_read, &b, path, &L->opts.limits,
-                                L->opts.threads, &pipe, &p);
+        if (mapped)
+            st = la_jsonl_each_mapped(map, map_len, block, la_input_release, path, &L->opts.limits, L->opts.threads,
+                                      &pipe, &p);
+        else
+            st = la_jsonl_each_read(buf, got, first_len + 1, la_input_blocks_read, &b, path, &L->opts.limits,
+                                    L->opts.threads, &pipe, &p);
     } else {
         free(buf);
     }
+    if (mapped) la_input_unmap(map);
     end(&p);
     if (st == LA_OK && b.hashed != b.stored)
         st = la_error(LA_EINTERNAL, "%s: the fingerprint holds %llu of %llu bytes", path, (unsigned long long)b.hashed,

@@ -2,10 +2,13 @@
 #include "manifest.h"
 
 #include "la_alloc.h"
+#include "input.h"
 #include "normalize.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +20,12 @@ typedef struct manifest_src {
     size_t n, next;
     int fd;               /* the input file open for copying, or -1 */
     uint32_t file;        /* its index in the table */
-    char *buf;            /* bytes [off, off + len) of that file */
+    char *buf;            /* the block read from that file (when it is not mapped) */
+    const char *data;     /* bytes [off, off + len) of that file: buf, or where it is mapped */
+    const char *map;      /* the file mapped whole (map_len bytes), or NULL */
+    size_t map_len;
+    size_t released;      /* its bytes before this offset are let go */
+    size_t written;       /* the end of the last line the fills gave from it */
     size_t cap, len;
     uint64_t off;
     char *stage;          /* lines of blocks read over, kept for the pieces not yet written */
@@ -27,10 +35,26 @@ typedef struct manifest_src {
 /* Bytes the staging buffer holds: the lines of rows scattered through a file (one block read
  * each) gather there, to be written with one call rather than one a row. */
 #define MANIFEST_STAGE ((size_t)1 << 20)
+/* Bytes of lines one fill gives the writer at most (one call of writev): lines that follow each
+ * other in a mapped file join into one piece, and one call for a whole 33 MB manifest took from 9 to
+ * 80 ms here, calls of 1 MiB about 10. */
+#define MANIFEST_WRITE ((size_t)1 << 20)
+/* Bytes of a mapped file written over before their pages are let go. */
+#define MANIFEST_RELEASE ((size_t)4 << 20)
 
+static void close_file(manifest_src *m)
+{
+    la_input_unmap(m->map);
+    m->map = NULL;
+    if (m->fd >= 0) close(m->fd);
+    m->fd = -1;
+}
+
+/* Open an input file again to copy its lines; mapped whole when it can be (its lines are then
+ * written from where they lie, no block read into a buffer first). */
 static la_status open_file(manifest_src *m, uint32_t file)
 {
-    if (m->fd >= 0) close(m->fd);
+    close_file(m);
     m->len = 0;
     m->file = file;
     const char *path = la_table_file_name(m->t, file);
@@ -38,6 +62,12 @@ static la_status open_file(manifest_src *m, uint32_t file)
     if (m->fd < 0)
         return la_error(LA_EINPUT, "%s: cannot open it again to copy its rows into the manifests: %s; run the audit again",
                         path ? path : "(input)", path ? strerror(errno) : "no such file");
+    struct stat st;
+    if (fstat(m->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX / 2) {
+        m->map = la_input_map(m->fd, (size_t)st.st_size, path, 0);
+        m->map_len = (size_t)st.st_size;
+        m->released = m->written = 0;
+    }
     return LA_OK;
 }
 
@@ -63,6 +93,15 @@ static size_t block_span(const manifest_src *m, const la_raw_place *at)
 static la_status read_block(manifest_src *m, const la_raw_place *at, const la_row *row)
 {
     const char *path = la_table_file_name(m->t, m->file);
+    if (m->map) {
+        if (at->offset > m->map_len || at->len > m->map_len - at->offset)
+            return la_error(LA_EINPUT, "%s:%u: the file is shorter than when the audit read it; run the audit again", path,
+                            row->line);
+        m->data = m->map;
+        m->off = 0;
+        m->len = m->map_len;
+        return LA_OK;
+    }
     size_t want = block_span(m, at);
     if (want > m->cap) {
         char *b = realloc(m->buf, want);
@@ -79,6 +118,7 @@ static la_status read_block(manifest_src *m, const la_raw_place *at, const la_ro
         if (got == 0) break;
         m->len += (size_t)got;
     }
+    m->data = m->buf;
     if (m->len < at->len)
         return la_error(LA_EINPUT, "%s:%u: the file is shorter than when the audit read it; run the audit again", path,
                         row->line);
@@ -88,7 +128,7 @@ static la_status read_block(manifest_src *m, const la_raw_place *at, const la_ro
 /* The line of a row kept as a place in its file, checked against its digest. */
 static la_status line_of(manifest_src *m, const la_row *row, const la_raw_place *at, const char **line)
 {
-    const char *p = m->buf + (at->offset - m->off);
+    const char *p = m->data + (at->offset - m->off);
     uint64_t h[2];
     la_text_hash128(p, at->len, h);
     if ((uint32_t)h[0] != at->check)
@@ -130,8 +170,15 @@ static int fill(void *ctx, struct iovec *iov, int max, la_status *failed)
     static char nl[] = "\n";
     manifest_src *m = ctx;
     int k = 0, in_buf = 0; /* pieces from in_buf on point into the block (or are newlines after them) */
+    size_t bytes = 0;
     m->staged = 0;
-    for (; k + 2 <= max && m->next < m->n; m->next++) {
+    /* the mapped pages the writer is done with let go, a few MB at a time: a manifest of a large
+     * input keeps no more of it in memory than a block read did */
+    if (m->map && m->written >= m->released + MANIFEST_RELEASE) {
+        la_input_release(m->map + m->released, m->written - m->released);
+        m->released = m->written;
+    }
+    for (; k + 2 <= max && m->next < m->n && bytes < MANIFEST_WRITE; m->next++) {
         size_t i = m->rows[m->next];
         const la_row *row = &m->r[i];
         const char *line = row->raw;
@@ -159,6 +206,18 @@ static int fill(void *ctx, struct iovec *iov, int max, la_status *failed)
             }
             len = at.len;
         }
+        if (!row->raw && (size_t)(line - m->data) + len < m->len && line[len] == '\n') {
+            /* the line and the newline after it in the file: one piece, and one with the piece
+             * before when that one ends where it starts (rows that follow each other in the file) */
+            bytes += len + 1;
+            if (m->map) m->written = (size_t)(line - m->map) + len;
+            if (k > in_buf && (const char *)iov[k - 1].iov_base + iov[k - 1].iov_len == line)
+                iov[k - 1].iov_len += len + 1;
+            else
+                iov[k++] = (struct iovec){(void *)line, len + 1};
+            continue;
+        }
+        bytes += len + 1;
         iov[k++] = (struct iovec){(void *)line, len};
         iov[k++] = (struct iovec){nl, 1};
     }
@@ -169,7 +228,7 @@ la_status la_manifest_write(la_outdir *od, const char *name, const la_table *t, 
 {
     manifest_src m = {.t = t, .r = la_table_rows_const(t), .rows = rows, .n = n, .fd = -1};
     la_status s = la_outdir_write_from(od, name, fill, &m);
-    if (m.fd >= 0) close(m.fd);
+    close_file(&m);
     free(m.buf);
     free(m.stage);
     return s;
@@ -184,7 +243,7 @@ la_status la_manifest_buf(const la_table *t, const uint32_t *rows, size_t n, la_
     while ((k = fill(&m, iov, 64, &s)) > 0)
         for (int i = 0; i < k; i++) la_buf_putn(out, iov[i].iov_base, iov[i].iov_len);
     if (k < 0 && s == LA_OK) s = la_error(LA_EINTERNAL, "manifest: failed without a reason");
-    if (m.fd >= 0) close(m.fd);
+    close_file(&m);
     free(m.buf);
     free(m.stage);
     return s != LA_OK ? s : la_buf_status(out);

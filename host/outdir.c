@@ -2,6 +2,7 @@
  * (see outdir.h). */
 #define _GNU_SOURCE /* sync_file_range */
 #include "outdir.h"
+#include "input.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -108,6 +109,9 @@ static void sig_watch(const char *tmp)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &g_sig_old_int);
     sigaction(SIGTERM, &sa, &g_sig_old_term);
+    /* a mapped input cut short while its lines are copied into a manifest: input.c's SIGBUS
+     * handler says which, then this one removes the folder */
+    la_input_on_fault(on_signal);
 }
 
 /* Files of one directory may be written from several threads (la_outdir_write and
@@ -136,6 +140,7 @@ static void sig_unwatch(void)
     g_sig_installed = 0;
     sigaction(SIGINT, &g_sig_old_int, NULL);
     sigaction(SIGTERM, &g_sig_old_term, NULL);
+    la_input_on_fault(NULL);
 }
 
 /* ---- helpers ---- */

@@ -934,3 +934,40 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
     job_end(&j);
     return st;
 }
+
+la_status la_jsonl_each_mapped(const char *data, size_t len, size_t block, void (*release)(const char *p, size_t n),
+                               const char *path, const la_limits *lim, int threads, const la_record_pipe *pipe,
+                               void *ctx)
+{
+    jsonl_job j;
+    LA_TRY(job_begin(&j, path, lim, threads, pipe, ctx));
+    la_status st = LA_OK;
+    size_t pos = len >= 3 && (unsigned char)data[0] == 0xEF && (unsigned char)data[1] == 0xBB &&
+                         (unsigned char)data[2] == 0xBF
+                     ? 3
+                     : 0;
+    if (pipe->absorb) {
+        j.run.ab = &j.ab;
+        if (pos) st = pipe->absorb(pipe->absorb_ctx, 0, data, pos); /* the byte order mark */
+    }
+    if (pipe->origin) *pipe->origin = (la_block_origin){data, 0};
+    j.buf = data;
+    j.base = 0;
+    size_t released = 0;
+    while (st == LA_OK && pos < len) {
+        /* the complete lines of the next block (a line longer than a block whole) */
+        size_t end = len - pos > block ? pos + block : len;
+        if (end < len) {
+            const char *nl = memchr(data + end, '\n', len - end);
+            end = nl ? (size_t)(nl - data) + 1 : len;
+        }
+        st = job_lines(&j, data + pos, data + end);
+        pos = end;
+        if (release && st == LA_OK) {
+            release(data + released, pos - released);
+            released = pos;
+        }
+    }
+    job_end(&j);
+    return st;
+}

@@ -113,4 +113,11 @@ typedef la_status (*la_read_fn)(void *ctx, char *dst, size_t cap, size_t *got);
 la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more, void *more_ctx, const char *path,
                              const la_limits *lim, int threads, const la_record_pipe *pipe, void *ctx);
 
+/* The same over an input whose bytes are all in memory (a plain file mapped: data[len] reads as 0),
+ * parsed `block` bytes at a time (whole lines; a longer line is a block of its own): after each
+ * block's records are committed, release(p, n) (or NULL) is told its bytes are read over. */
+la_status la_jsonl_each_mapped(const char *data, size_t len, size_t block, void (*release)(const char *p, size_t n),
+                               const char *path, const la_limits *lim, int threads, const la_record_pipe *pipe,
+                               void *ctx);
+
 #endif /* LA_RECORDS_H */

@@ -8,7 +8,9 @@
 # read whole (LEAKAUDIT_READ_BLOCK=0), with the files' fingerprints (BLAKE2b-256, hashed beside the
 # parse) checked against Python's, plain, gzip (two members) and zstd (two frames), and a
 # truncated compressed file failing with the same message either way; and standard input, read a
-# block at a time or, when the first block says it must be (compressed, no ids), whole.
+# block at a time or, when the first block says it must be (compressed, no ids), whole. Plain files
+# are mapped into memory, not read, unless LEAKAUDIT_READ_MAP=0: both ways give the same files and
+# failures, for a file of whole pages without a newline at its end too.
 source "$(dirname "$0")/lib.bash"
 
 python3 - <<'PY'
@@ -140,6 +142,20 @@ for blk in 0 4000 1000; do
     mv err.txt "blkbad$blk.txt"
 done
 same_outputs blk0 out1
+# read rather than mapped (LEAKAUDIT_READ_MAP=0): blocks read into buffers, the next one beside the parse
+for blk in 4000 1000; do
+    LEAKAUDIT_READ_MAP=0 LEAKAUDIT_READ_BLOCK=$blk la audit --dev dev.jsonl --part extra=extra.jsonl --test test.jsonl \
+        --on-invalid reject --embed none --max-row-bytes 1500 --threads 2 --out "rblk$blk"
+    expect_rc 1
+    same_outputs blk0 "rblk$blk"
+done
+LEAKAUDIT_READ_MAP=0 LEAKAUDIT_READ_BLOCK=1000 la audit --dev dev.jsonl --test test.jsonl --embed none --max-rows 4321 \
+    --threads 2 --out rblkmax
+expect_rc 2
+expect_same blkmax0.txt err.txt
+LEAKAUDIT_READ_MAP=0 la audit --dev dev.jsonl --test test.jsonl --embed none --threads 2 --out rblkbad
+expect_rc 2
+expect_same blkbad0.txt err.txt
 expect_has blkmax0.txt 'dev.jsonl:4326: record: more than 4321 rows in one input'
 expect_same blkmax0.txt blkmax1000.txt
 expect_has blkbad0.txt 'dev.jsonl:17: record: expected one JSON object per line'
@@ -164,6 +180,25 @@ for blk in 0 4000 70; do
     [ "$blk" = 0 ] || same_outputs bom0 "bom$blk"
 done
 expect_has bom0/dev.jsonl 'and the last line has no newline'
+# a file of exactly two pages whose last line has no newline: mapped, the byte after its end is
+# past the file's last page
+python3 - <<'PY'
+line = '{"id": "p%d", "text": "%s"}\n'
+out, i = "", 0
+while len(out) + len(line % (i, "w" * 40)) < 8192 - 60:
+    out += line % (i, "w" * 40)
+    i += 1
+last = '{"id": "end", "text": "'
+out += last + "z" * (8192 - len(out) - len(last) - 2) + '"}'
+assert len(out) == 8192 and not out.endswith("\n")
+open("pages.jsonl", "w").write(out)
+PY
+for map in 1 0; do
+    LEAKAUDIT_READ_MAP=$map la audit --dev pages.jsonl --test test.jsonl --embed none --near off --out "pages$map"
+    expect_rc 0
+done
+same_outputs pages1 pages0
+expect_has pages1/dev.jsonl '"id": "end"'
 
 check "the fingerprint of a file read a block at a time (hashed beside the parse) is its BLAKE2b-256"
 # blocks of 4,000 bytes: the first is hashed as it is read, the rest window by window on a worker

@@ -2,7 +2,9 @@
  * test_manifest.c - manifests of rows read from a plain JSONL file, whose records the table keeps
  * as places in the file (la_table_raw_place): the lines copied back are the lines read, in any row
  * order and across blocks; a file changed, truncated or removed after it was read is an error
- * naming the file and line; a file read whole keeps its records in memory.
+ * naming the file and line; a file read whole keeps its records in memory. Each test runs with the
+ * files mapped (the default) and read (LEAKAUDIT_READ_MAP=0); a mapped file cut short while it is
+ * mapped ends the process by SIGBUS with a message naming it, and leaves no output folder behind.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,12 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "input.h"
 #include "leakaudit.h"
 #include "load.h"
 #include "manifest.h"
+#include "outdir.h"
 
 typedef struct fixture {
     char dir[64];
@@ -91,7 +99,15 @@ static int teardown(void **state)
     free(f->want);
     free(f);
     unsetenv("LEAKAUDIT_READ_BLOCK");
+    unsetenv("LEAKAUDIT_READ_MAP");
     return 0;
+}
+
+/* The same fixture, the files read rather than mapped. */
+static int setup_read(void **state)
+{
+    setenv("LEAKAUDIT_READ_MAP", "0", 1);
+    return setup(state);
 }
 
 /* The manifest of every row, in input order or reversed. */
@@ -242,12 +258,98 @@ static void test_a_file_read_whole_keeps_its_records(void **state)
     la_buf_free(&b);
 }
 
+/* Runs touch(f) in a child whose standard error goes to err (a file); returns its wait status. */
+static int in_child(fixture *f, const char *err, void (*touch)(fixture *))
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 2) < 0) _exit(99);
+        touch(f);
+        _exit(0); /* not reached: the touch faults */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+static void assert_says_cut_short(const fixture *f, const char *err)
+{
+    char text[4096] = {0};
+    FILE *fp = fopen(err, "r");
+    assert_non_null(fp);
+    size_t n = fread(text, 1, sizeof text - 1, fp);
+    fclose(fp);
+    assert_true(n > 0);
+    char want[256];
+    snprintf(want, sizeof want, "leakaudit: %s: the file was cut short while the audit read it", f->path);
+    if (!strstr(text, want)) fail_msg("stderr: %s", text);
+    assert_non_null(strstr(text, "run the audit again"));
+}
+
+/* Map the input, cut it short, and read a byte past its new end. */
+static void touch_cut(fixture *f)
+{
+    int fd = open(f->path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) _exit(98);
+    const char *p = la_input_map(fd, (size_t)st.st_size, f->path, 0);
+    if (!p || truncate(f->path, 100) != 0) _exit(97);
+    volatile char c = p[(size_t)st.st_size - 10];
+    (void)c;
+}
+
+/* The same while an output folder is being written: the handler removes it. */
+static void touch_cut_writing(fixture *f)
+{
+    char out[160];
+    snprintf(out, sizeof out, "%s/out", f->dir);
+    la_outdir od;
+    la_buf b = {0};
+    la_buf_puts(&b, "x");
+    if (la_outdir_begin(out, &od) != LA_OK || la_outdir_write(&od, "a.txt", &b) != LA_OK) _exit(96);
+    touch_cut(f);
+}
+
+static void test_a_file_cut_short_while_mapped(void **state)
+{
+    fixture *f = *state;
+    char err[160];
+    snprintf(err, sizeof err, "%s/err.txt", f->dir);
+    int status = in_child(f, err, touch_cut);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGBUS);
+    assert_says_cut_short(f, err);
+
+    free(f->want);
+    write_input(f); /* whole again */
+    status = in_child(f, err, touch_cut_writing);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGBUS);
+    assert_says_cut_short(f, err);
+    /* nothing of the output was left: no folder out, none beside it */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls -A %s | grep -v -x -e rows.jsonl -e err.txt", f->dir);
+    FILE *ls = popen(cmd, "r");
+    assert_non_null(ls);
+    char left[256] = {0};
+    size_t n = fread(left, 1, sizeof left - 1, ls);
+    pclose(ls);
+    if (n) fail_msg("left in %s: %s", f->dir, left);
+    unlink(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lines_come_back_from_the_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_changed_file_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_file_read_whole_keeps_its_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lines_come_back_from_the_file, setup_read, teardown),
+        cmocka_unit_test_setup_teardown(test_a_changed_file_is_an_error, setup_read, teardown),
+        cmocka_unit_test_setup_teardown(test_a_file_cut_short_while_mapped, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
