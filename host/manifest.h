@@ -2,7 +2,8 @@
  * manifest.h - writing a manifest: the original records of chosen rows, one line each, into an
  * output directory. A row whose record the table holds (la_row.raw) is written from memory; a row
  * read from a plain JSONL file keeps only where its line lies (la_table_raw_place), and its line is
- * copied from that file, a block at a time, in the order the rows come.
+ * copied from that file, in the order the rows come: from the file mapped (la_input_map), or where
+ * it cannot be mapped (or LEAKAUDIT_READ_MAP=0) read a block at a time.
  */
 #ifndef LA_MANIFEST_H
 #define LA_MANIFEST_H
@@ -10,8 +11,8 @@
 #include "leakaudit.h"
 #include "outdir.h"
 
-/* Bytes of an input file read per block, at most, while manifests copy lines from it; a block ends
- * before a gap of more than LA_MANIFEST_GAP bytes to the next line the manifest takes. */
+/* Bytes of an input file read per block, at most, while manifests copy lines from it unmapped; a
+ * block ends before a gap of more than LA_MANIFEST_GAP bytes to the next line the manifest takes. */
 #define LA_MANIFEST_BLOCK ((size_t)4 << 20)
 #define LA_MANIFEST_GAP ((size_t)16 << 10)
 
