@@ -543,6 +543,10 @@ static map_slot g_maps[MAP_SLOTS];
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 /* What the SIGBUS handler calls after its message (la_input_on_fault), or NULL */
 static void (*_Atomic g_fault_then)(int sig);
+/* Files mapped now (under map_lock); the SIGBUS action before the first of them, put back when the
+ * last one goes: a process that embeds the library (Python) keeps its own handler otherwise. */
+static int g_nmaps;
+static struct sigaction g_old_bus;
 
 static size_t page_size(void)
 {
@@ -573,7 +577,13 @@ int la_input_fault_note(const void *addr)
 static void on_bus(int sig, siginfo_t *info, void *uctx)
 {
     (void)uctx;
-    la_input_fault_note(info->si_addr);
+    if (!la_input_fault_note(info->si_addr)) {
+        /* not a mapped input's page: the handler before this one takes it, as the faulting access
+         * runs again (a signal sent by a process, which has no access to run again, is raised) */
+        sigaction(SIGBUS, &g_old_bus, NULL);
+        if (info->si_code <= 0) raise(sig);
+        return;
+    }
     void (*then)(int) = atomic_load(&g_fault_then);
     if (then) then(sig);
     signal(sig, SIG_DFL);
@@ -582,15 +592,21 @@ static void on_bus(int sig, siginfo_t *info, void *uctx)
 
 void la_input_on_fault(void (*then)(int sig)) { atomic_store(&g_fault_then, then); }
 
-/* The handler is installed with each mapping, over whatever another part of the process put there. */
+/* The handler goes in with the first file mapped and out with the last (under map_lock). */
 static void bus_install(void)
 {
+    if (g_nmaps++) return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_bus;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGBUS, &sa, &g_old_bus);
+}
+
+static void bus_uninstall(void)
+{
+    if (--g_nmaps == 0) sigaction(SIGBUS, &g_old_bus, NULL);
 }
 
 const char *la_input_map(int fd, size_t len, const char *path, int zero_after)
@@ -598,7 +614,6 @@ const char *la_input_map(int fd, size_t len, const char *path, int zero_after)
     const char *e = getenv("LEAKAUDIT_READ_MAP");
     if (len == 0 || len > SIZE_MAX / 2 || (e && !strcmp(e, "0"))) return NULL;
     pthread_mutex_lock(&map_lock);
-    bus_install();
     int slot = -1;
     for (int i = 0; i < MAP_SLOTS && slot < 0; i++)
         if (!atomic_load(&g_maps[i].at)) slot = i;
@@ -626,6 +641,7 @@ const char *la_input_map(int fd, size_t len, const char *path, int zero_after)
     g_maps[slot].len = zero_after ? whole + page : len;
     snprintf(g_maps[slot].path, sizeof g_maps[slot].path, "%s", path);
     atomic_store(&g_maps[slot].at, p);
+    bus_install();
     pthread_mutex_unlock(&map_lock);
     return p;
 }
@@ -638,6 +654,7 @@ void la_input_unmap(const char *data)
         if (atomic_load(&g_maps[i].at) == data) {
             munmap((void *)(uintptr_t)data, g_maps[i].len);
             atomic_store(&g_maps[i].at, NULL);
+            bus_uninstall();
         }
     pthread_mutex_unlock(&map_lock);
 }

@@ -88,9 +88,11 @@ la_status la_input_blocks_absorb(void *b, uint64_t off, const char *p, size_t n)
 la_status la_input_blocks_map(la_input_blocks *b, const char **data /* OUT */, size_t *len /* OUT */);
 
 /* The first len bytes of the open file fd (named path in messages) mapped read-only, or NULL when
- * they cannot be, or LEAKAUDIT_READ_MAP=0 is set (read them instead: the tests of the reads). zero_after: data[len] reads as 0. While a file is mapped, a
- * SIGBUS on its pages (the file was cut short meanwhile) says so on standard error, naming it, and
- * the process ends by that signal. */
+ * they cannot be, or LEAKAUDIT_READ_MAP=0 is set (read them instead: the tests of the reads).
+ * zero_after: data[len] reads as 0. While a file is mapped, a SIGBUS on its pages (the file was cut
+ * short meanwhile) says so on standard error, naming it, and the process ends by that signal; the
+ * process's own SIGBUS handler, if any, takes every other SIGBUS then, and is back in place once no
+ * file is mapped. */
 const char *la_input_map(int fd, size_t len, const char *path, int zero_after);
 void la_input_unmap(const char *data);
 /* The mapped bytes [p, p + n) are read over: the pages wholly inside them are let go (read from the

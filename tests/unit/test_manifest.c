@@ -4,7 +4,8 @@
  * order and across blocks; a file changed, truncated or removed after it was read is an error
  * naming the file and line; a file read whole keeps its records in memory. Each test runs with the
  * files mapped (the default) and read (LEAKAUDIT_READ_MAP=0); a mapped file cut short while it is
- * mapped ends the process by SIGBUS with a message naming it, and leaves no output folder behind.
+ * mapped ends the process by SIGBUS with a message naming it, and leaves no output folder behind;
+ * a SIGBUS elsewhere reaches the process's own handler, which is back once no file is mapped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,6 +121,7 @@ static la_status manifest(const fixture *f, int reversed, la_buf *out)
     for (size_t i = 0; i < n; i++) rows[i] = (uint32_t)(reversed ? n - 1 - i : i);
     out->n = 0;
     la_status s = la_manifest_buf(f->t, rows, n, out);
+    if (s != LA_OK) print_message("manifest (%s): %s\n", reversed ? "reversed" : "in order", la_last_error());
     free(rows);
     return s;
 }
@@ -341,6 +344,64 @@ static void test_a_file_cut_short_while_mapped(void **state)
     unlink(err);
 }
 
+static void own_bus(int sig)
+{
+    (void)sig;
+    _exit(42);
+}
+
+/* A SIGBUS of a mapping that is no input's, while an input is mapped: the process's own handler. */
+static void touch_other(fixture *f)
+{
+    signal(SIGBUS, own_bus);
+    int fd = open(f->path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !la_input_map(fd, (size_t)st.st_size, f->path, 0)) _exit(98);
+    char other[160];
+    snprintf(other, sizeof other, "%s/other.bin", f->dir);
+    int fo = open(other, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || ftruncate(fo, 3 * 4096) != 0) _exit(97);
+    const char *q = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, fo, 0);
+    if (q == MAP_FAILED || ftruncate(fo, 0) != 0) _exit(96);
+    volatile char c = q[2 * 4096];
+    (void)c;
+}
+
+static void test_other_sigbus_reaches_the_process_handler(void **state)
+{
+    fixture *f = *state;
+    char err[160], other[160];
+    snprintf(err, sizeof err, "%s/err.txt", f->dir);
+    snprintf(other, sizeof other, "%s/other.bin", f->dir);
+    int status = in_child(f, err, touch_other);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 42);
+    unlink(other);
+    unlink(err);
+    /* the handler goes in with the first mapping and out with the last */
+    struct sigaction own, now;
+    memset(&own, 0, sizeof own);
+    own.sa_handler = own_bus;
+    sigemptyset(&own.sa_mask);
+    struct sigaction before;
+    assert_int_equal(sigaction(SIGBUS, &own, &before), 0);
+    int fd = open(f->path, O_RDONLY);
+    assert_true(fd >= 0);
+    const char *a = la_input_map(fd, 100, f->path, 0), *b = la_input_map(fd, 200, f->path, 1);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(sigaction(SIGBUS, NULL, &now), 0);
+    assert_true(now.sa_handler != own_bus);
+    la_input_unmap(a);
+    assert_int_equal(sigaction(SIGBUS, NULL, &now), 0);
+    assert_true(now.sa_handler != own_bus);
+    la_input_unmap(b);
+    assert_int_equal(sigaction(SIGBUS, NULL, &now), 0);
+    assert_true(now.sa_handler == own_bus);
+    close(fd);
+    sigaction(SIGBUS, &before, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +411,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lines_come_back_from_the_file, setup_read, teardown),
         cmocka_unit_test_setup_teardown(test_a_changed_file_is_an_error, setup_read, teardown),
         cmocka_unit_test_setup_teardown(test_a_file_cut_short_while_mapped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_sigbus_reaches_the_process_handler, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
