@@ -2,7 +2,7 @@
  * little (the same pair is near alone and related among many siblings of its frame), numbers that
  * differ mark template instances (in items, not in long documents), an edited copy keeps the slots
  * its template siblings lack, number words match digits, exact links are copies, family links
- * stay ungraded, the grades do not depend on the thread count, and a semantic link keeps the numbers
+ * stay ungraded, the grades do not depend on the thread count (nor on a row's length), and a semantic link keeps the numbers
  * written in digits (translations do, reworded siblings do not). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -454,6 +454,47 @@ static void test_threads_fill_a_large_table_alike(void **state)
     la_table_free(f.t);
 }
 
+/* A held-out row of 150,000 words between short ones: its words and keys take blocks of their own
+ * in a worker's memory for the sets (more than SETS_BLOCK bytes each), and the short rows after it
+ * keep filling the block before: every link graded copy, alike at 1, 2 and 8 threads. */
+static void test_a_long_row_among_short_ones(void **state)
+{
+    (void)state;
+    fixture f;
+    setup(&f);
+    enum { LONG = 150000 };
+    char *big = malloc((size_t)LONG * 8);
+    assert_non_null(big);
+    size_t at = 0;
+    for (int j = 0; j < LONG; j++) {
+        if (j) big[at++] = ' ';
+        at += letters(big + at, j);
+    }
+    const char *texts[] = {k_seen, big, k_held, "a short row of its own, after the long one"};
+    la_pairs base = {0};
+    char id[16];
+    for (int k = 0; k < 4; k++) {
+        snprintf(id, sizeof id, "s%d", k);
+        uint32_t a = (uint32_t)add(&f, f.dev, id, texts[k]);
+        snprintf(id, sizeof id, "h%d", k);
+        uint32_t b = (uint32_t)add(&f, f.test, id, texts[k]);
+        la_pair p = la_pair_make(a, b, LA_KIND_NEAR);
+        assert_int_equal(la_pairs_push(&base, &p), LA_OK);
+    }
+    free(big);
+    la_pairs runs[3];
+    grade_at_1_2_8_threads(&f, &base, runs);
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < base.n; i++) {
+            assert_int_equal(runs[k].v[i].grade, LA_GRADE_COPY);
+            assert_true(runs[k].v[i].wcontainment > 0.999f);
+        }
+        la_pairs_free(&runs[k]);
+    }
+    la_pairs_free(&base);
+    la_table_free(f.t);
+}
+
 /* A held-out instance of a frame linked to eight siblings (other names, items and numbers) and to
  * an edited copy that lost one number and a few frame words: the siblings stay related, the copy
  * keeps the name, the item and two numbers that no sibling has, and its slot evidence makes it near,
@@ -614,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_numbers_in_words_are_their_values),
         cmocka_unit_test(test_exact_copy_family_ungraded),      cmocka_unit_test(test_threads_do_not_change_grades),
         cmocka_unit_test(test_threads_fill_a_large_table_alike),
+        cmocka_unit_test(test_a_long_row_among_short_ones),
         cmocka_unit_test(test_vector_keys_match_portable_keys),
         cmocka_unit_test(test_threads_count_every_held_out_key),
         cmocka_unit_test(test_slot_evidence_finds_edited_copy), cmocka_unit_test(test_numbers_rule_is_for_items),
