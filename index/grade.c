@@ -17,6 +17,7 @@
  */
 #include "grade.h"
 #include "la_alloc.h"
+#include "la_arena.h"
 #include "la_bits.h"
 #include "la_prefetch.h"
 #include "la_time.h"
@@ -362,33 +363,28 @@ static size_t ctx_numbers(const words *w)
     return m;
 }
 
-/* A row's distinct words and word pairs (sorted), and with ctx the numbers with the two words
- * around them: pairs (context key, number key), sorted by context. A text of one word has one word
- * pair: the word alone, as in the near tier. */
-static int row_keys(const words *w, u64v *uni, u64v *bi, u64v *ctx)
+/* A row's distinct words and word pairs (sorted), and the numbers with the two words around them:
+ * pairs (context key, number key), sorted by context. A text of one word has one word pair: the
+ * word alone, as in the near tier. uni and bi have room for n + 1 keys (n words), ctx for
+ * 2 x ctx_numbers(w) + 2. */
+static void row_keys(const words *w, u64v *uni, u64v *bi, u64v *ctx)
 {
     size_t n = w->h.n;
     uni->n = bi->n = 0;
-    if (!u64v_reserve(uni, n + 1) || !u64v_reserve(bi, n + 1)) return 0;
     for (size_t i = 0; i < n; i++) uni->v[uni->n++] = uni_key(w->h.v[i], w->num[i]);
     if (n == 1) bi->v[bi->n++] = bi_key(w->h.v[0], 0);
     for (size_t i = 0; i + 1 < n; i++) bi->v[bi->n++] = bi_key(w->h.v[i], w->h.v[i + 1]);
     sorted_unique(uni);
     sorted_unique(bi);
-    if (ctx) {
-        ctx->n = 0;
-        if (!u64v_reserve(ctx, 2 * ctx_numbers(w) + 2)) return 0;
-        size_t m = 0;
-        for (size_t i = 1; i + 1 < n; i++)
-            if (w->num[i]) {
-                ctx->v[2 * m] = ctx_key(w->h.v[i - 1], w->h.v[i + 1]);
-                ctx->v[2 * m + 1] = uni_key(w->h.v[i], 1);
-                m++;
-            }
-        qsort(ctx->v, m, 2 * sizeof *ctx->v, cmp_ctx);
-        ctx->n = m;
-    }
-    return 1;
+    size_t m = 0;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (w->num[i]) {
+            ctx->v[2 * m] = ctx_key(w->h.v[i - 1], w->h.v[i + 1]);
+            ctx->v[2 * m + 1] = uni_key(w->h.v[i], 1);
+            m++;
+        }
+    qsort(ctx->v, m, 2 * sizeof *ctx->v, cmp_ctx);
+    ctx->n = m;
 }
 
 /* First (context, number) pair of ctx (sorted by context) with this context: its index, or ctx->n. */
@@ -653,54 +649,9 @@ static double filter_distinct(const df_table *t)
 
 enum { ROLE_SEEN = 1, ROLE_HELD = 2 };
 
-/* Memory a worker takes for the linked rows' sets: blocks of SETS_BLOCK bytes (a larger request a
- * block of its own), each faulted in with one call, handed out in 64-byte steps and freed together
- * at the end. A row's vectors then cost no allocation each, and their pages do not depend on what
- * the allocator was left holding by the stages before (build_sets took 15 to 32 ms at 50k x 5k,
- * 2.5k to 7.6k page faults, by what had been freed before it). */
-enum { SETS_BLOCK = 1 << 20 };
-
-typedef struct bump_block {
-    struct bump_block *next;
-    size_t used, cap;
-    _Alignas(64) unsigned char data[];
-} bump_block;
-
-static void *bump_take(bump_block **head, size_t bytes)
-{
-    bytes = (bytes + 63) & ~(size_t)63;
-    bump_block *b = *head;
-    if (!b || b->cap - b->used < bytes) {
-        size_t cap = bytes > SETS_BLOCK ? bytes : SETS_BLOCK;
-        if (cap > SIZE_MAX - sizeof *b - 64) return NULL;
-        bump_block *nb = aligned_alloc(64, (sizeof *nb + cap + 63) & ~(size_t)63);
-        if (!nb) return NULL;
-        la_populate(nb->data, cap);
-        *nb = (bump_block){b, 0, cap};
-        /* a block of its own for a large request keeps the current one for the requests after it */
-        if (b && bytes > SETS_BLOCK) {
-            nb->next = b->next;
-            b->next = nb;
-            nb->used = bytes;
-            return nb->data;
-        }
-        *head = b = nb;
-    }
-    void *p = b->data + b->used;
-    b->used += bytes;
-    return p;
-}
-
-static void bump_free(bump_block *b)
-{
-    for (bump_block *n; b; b = n) {
-        n = b->next;
-        free(b);
-    }
-}
-
 /* What grading keeps of one linked row: its sorted keys; for a held-out row also its words in
- * order and the weights of its keys, for a seen row the contexts of its numbers. */
+ * order and the weights of its keys, for a seen row the contexts of its numbers. The words, keys,
+ * contexts and weights are in the arena of the worker that made them (scratch.sets). */
 typedef struct row_set {
     words w;                 /* held-out role: the word sequence */
     u64v uni, bi, ctx;
@@ -710,8 +661,6 @@ typedef struct row_set {
     size_t uni_words, uni_nums;                         /* held-out role: distinct words, numbers */
     uint32_t *sib;           /* held-out role: per word, how many of its linked rows contain it */
     size_t nsib;             /* held-out role: its content links */
-    int bumped;              /* w, uni, bi, ctx and the weights are in a worker's blocks (bump_take),
-                                not allocated one by one */
 } row_set;
 
 typedef struct scratch {
@@ -719,7 +668,11 @@ typedef struct scratch {
     u64v keys;               /* counting: the rows' keys that pass the filter, gathered to probe */
     uint32_t *rows;          /* counting: per gathered key, 1 + its row's index */
     size_t rowcap;
-    bump_block *sets;        /* the blocks of the sets and weights this worker built */
+    la_arena sets;           /* the vectors of the sets and weights this worker built, at their
+                                sizes and freed together: no allocation each, and their pages do
+                                not depend on what the allocator was left holding by the stages
+                                before (build_sets took 15 to 32 ms at 50k x 5k, 2.5k to 7.6k page
+                                faults, by what had been freed before it) */
     char pad[64];            /* the next thread's scratch starts a cache line further: no line is
                                 written by two threads */
 } scratch;
@@ -754,21 +707,19 @@ static void words_free(words *w)
     free(w->num);
 }
 
+/* What a row's set holds outside the workers' arenas. */
 static void row_set_free(row_set *x)
 {
-    if (!x->bumped) {
-        words_free(&x->w);
-        free(x->uni.v);
-        free(x->bi.v);
-        free(x->ctx.v);
-        free(x->wu_shared);
-        free(x->wu_alone);
-        free(x->wb_shared);
-        free(x->wb_alone);
-    }
     free(x->dig_stated.v);
     free(x->dig_any.v);
     free(x->sib);
+}
+
+/* n elements of `size` bytes from a worker's arena, or NULL. */
+static void *take(la_arena *a, size_t n, size_t size)
+{
+    void *p = NULL;
+    return n <= SIZE_MAX / 8 / size && la_arena_take(a, n * size, 8, &p) == LA_OK ? p : NULL;
 }
 
 static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
@@ -783,26 +734,25 @@ static la_status build_sets(void *vctx, int worker, size_t begin, size_t end)
         int held = c->role[i] & ROLE_HELD;
         if (!split_words(r->norm, r->norm_len, &s->w))
             return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
-        /* the row's vectors at their sizes in the worker's blocks: its words (a held-out row's are
-         * kept), then room for row_keys's keys, which it then does not grow */
+        /* the row's vectors at their sizes in the worker's arena: its words (a held-out row's are
+         * kept), then room for row_keys's keys */
         size_t n = s->w.h.n;
         const words *w = &s->w;
-        x->bumped = 1;
         if (held) {
-            x->w.h.v = bump_take(&s->sets, n * sizeof *x->w.h.v);
-            x->w.num = bump_take(&s->sets, n);
+            x->w.h.v = take(&s->sets, n, sizeof *x->w.h.v);
+            x->w.num = take(&s->sets, n, 1);
             if (!x->w.h.v || !x->w.num) return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
             memcpy(x->w.h.v, s->w.h.v, n * sizeof *x->w.h.v);
             memcpy(x->w.num, s->w.num, n);
             x->w.h.n = x->w.h.cap = x->w.numcap = n;
             w = &x->w;
         }
-        x->uni = (u64v){bump_take(&s->sets, (n + 1) * sizeof *x->uni.v), 0, n + 1};
-        x->bi = (u64v){bump_take(&s->sets, (n + 1) * sizeof *x->bi.v), 0, n + 1};
-        size_t nums = ctx_numbers(w);
-        x->ctx = (u64v){bump_take(&s->sets, (2 * nums + 2) * sizeof *x->ctx.v), 0, 2 * nums + 2};
-        if (!x->uni.v || !x->bi.v || !x->ctx.v || !row_keys(w, &x->uni, &x->bi, &x->ctx))
-            return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
+        size_t nctx = 2 * ctx_numbers(w) + 2;
+        x->uni = (u64v){take(&s->sets, n + 1, sizeof *x->uni.v), 0, n + 1};
+        x->bi = (u64v){take(&s->sets, n + 1, sizeof *x->bi.v), 0, n + 1};
+        x->ctx = (u64v){take(&s->sets, nctx, sizeof *x->ctx.v), 0, nctx};
+        if (!x->uni.v || !x->bi.v || !x->ctx.v) return la_error(LA_ENOMEM, "grades: out of memory reading the words of row %u", i);
+        row_keys(w, &x->uni, &x->bi, &x->ctx);
         /* the digits rule reads items only (grade_one) */
         if (c->p.digits_cosine > 0 && !c->p.semantic_lexical && x->uni.n <= (size_t)c->p.numbers_max_words &&
             (!digit_numbers(r->norm, r->norm_len, 0, &x->dig_stated) || !digit_numbers(r->norm, r->norm_len, 1, &x->dig_any)))
@@ -1034,10 +984,10 @@ static float weight_of(const grade_ctx *c, double others)
     return (float)(1.0 / (1.0 + others / c->p.rarity_k));
 }
 
-static int fill_weights(const grade_ctx *c, bump_block **blocks, const u64v *keys, float **shared, float **alone)
+static int fill_weights(const grade_ctx *c, la_arena *a, const u64v *keys, float **shared, float **alone)
 {
-    *shared = bump_take(blocks, keys->n * sizeof **shared);
-    *alone = bump_take(blocks, keys->n * sizeof **alone);
+    *shared = take(a, keys->n, sizeof **shared);
+    *alone = take(a, keys->n, sizeof **alone);
     if (!*shared || !*alone) return 0;
     for (size_t k = 0; k < keys->n; k++) {
         if (k + PROBE_AHEAD < keys->n) LA_PREFETCH(&c->df.e[df_home(&c->df, keys->v[k + PROBE_AHEAD])]);
@@ -1055,8 +1005,8 @@ static la_status weigh_sets(void *vctx, int worker, size_t begin, size_t end)
     for (size_t k = begin; k < end; k++) {
         row_set *x = &c->sets[k];
         if (!(c->role[c->linked[k]] & ROLE_HELD)) continue;
-        bump_block **b = &c->sc[worker].sets;
-        if (!fill_weights(c, b, &x->uni, &x->wu_shared, &x->wu_alone) || !fill_weights(c, b, &x->bi, &x->wb_shared, &x->wb_alone))
+        la_arena *a = &c->sc[worker].sets;
+        if (!fill_weights(c, a, &x->uni, &x->wu_shared, &x->wu_alone) || !fill_weights(c, a, &x->bi, &x->wb_shared, &x->wb_alone))
             return la_error(LA_ENOMEM, "grades: out of memory weighing row %u", c->linked[k]);
     }
     return LA_OK;
@@ -1451,7 +1401,7 @@ la_status la_grade_pairs(const la_table *t, const la_grade_params *p, la_pairs *
             words_free(&c.sc[i].w);
             free(c.sc[i].keys.v);
             free(c.sc[i].rows);
-            bump_free(c.sc[i].sets);
+            la_arena_free(&c.sc[i].sets);
         }
     if (c.sets)
         for (size_t k = 0; k < c.nlinked; k++) row_set_free(&c.sets[k]);

@@ -1,9 +1,10 @@
 /*
- * la_arena.h - an arena of strings: copies that live until the arena is freed, in blocks that never
- * move, so a pointer into it stays valid as more is added. One thread fills an arena at a time; a
+ * la_arena.h - an arena of strings (and of other memory handed out with la_arena_take): copies
+ * that live until the arena is freed, in blocks that never move, so a pointer into it stays valid
+ * as more is added. One thread fills an arena at a time; a
  * worker thread fills its own and hands the blocks to the row table when it is done
  * (la_table_adopt), so rows can point into text that was copied off the main thread.
- * Not for: strings freed one by one.
+ * Not for: memory freed piece by piece.
  */
 #ifndef LA_ARENA_H
 #define LA_ARENA_H
@@ -16,7 +17,8 @@ typedef struct la_arena_block la_arena_block;
 typedef struct la_spill la_spill;
 
 /* Zero-initialized it is empty and makes blocks of 1 MiB; set `block` first for another size
- * (a string longer than a block gets a block of its own size). With `spill` set, blocks come from
+ * (a string longer than a block gets a block of its own size, behind the one being filled, which
+ * keeps taking what comes after it). With `spill` set, blocks come from
  * that store (la_spill.h) instead of the heap, and live as long as the store. */
 typedef struct la_arena {
     la_arena_block *head; /* the block being filled; the others behind it */
@@ -33,6 +35,12 @@ la_status la_arena_strdup(la_arena *a, const char *s, size_t n, const char **out
 /* Room for n bytes and a NUL in the arena: *out points at n + 1 bytes, the last of them '\0', the
  * rest the caller's to fill. Same lifetime and failures as la_arena_strdup. */
 la_status la_arena_alloc(la_arena *a, size_t n, char **out /* OUT */);
+
+/* Room for n bytes (no NUL added) at an address that is a multiple of align (a power of two, at
+ * most 4096): memory of the arena's lifetime, uninitialized, with no allocation of its own (a
+ * worker's vectors that are freed together). Same failures as la_arena_strdup, LA_EINVAL for an
+ * align that is no power of two. */
+la_status la_arena_take(la_arena *a, size_t n, size_t align, void **out /* OUT */);
 
 /* Free every block; the arena is empty again (its block size kept). NULL does nothing. */
 void la_arena_free(la_arena *a);

@@ -82,34 +82,65 @@ void la_table_free(la_table *t)
     free(t);
 }
 
-la_status la_arena_alloc(la_arena *a, size_t n, char **out)
+/* Room for n bytes at a multiple of align (a power of two) in the current block, or in a new one:
+ * a request larger than a block gets a block of its own, put behind the current one, which keeps
+ * taking the requests after it. */
+static la_status arena_take(la_arena *a, size_t n, size_t align, char **out)
 {
     la_arena_block *b = a->head;
-    if (n > SIZE_MAX - sizeof *b - 1) return la_error(LA_ENOMEM, "a string of %zu bytes is too long to store", n);
-    if (!b || b->cap - b->used < n + 1) {
-        size_t block = a->block ? a->block : ARENA_BLOCK;
-        size_t cap = n + 1 > block ? n + 1 : block;
-        la_arena_block *nb = NULL;
-        if (a->spill) {
-            void *p = NULL;
-            LA_TRY(la_spill_alloc(a->spill, sizeof *nb + cap, &p));
-            nb = p;
-            nb->spilled = 1;
-        } else {
-            nb = malloc(sizeof *nb + cap);
-            if (!nb) return la_error(LA_ENOMEM, "out of memory storing row text");
-            la_populate(nb, sizeof *nb + cap);
-            nb->spilled = 0;
+    if (b) {
+        size_t pad = (size_t)(-(uintptr_t)(b->data + b->used) & (uintptr_t)(align - 1));
+        if (b->cap - b->used >= pad && b->cap - b->used - pad >= n) {
+            *out = b->data + b->used + pad;
+            b->used += pad + n;
+            return LA_OK;
         }
-        nb->next = b;
-        nb->used = 0;
-        nb->cap = cap;
-        a->bytes += cap;
-        a->head = b = nb;
     }
-    char *p = b->data + b->used;
+    size_t block = a->block ? a->block : ARENA_BLOCK, need = n + align - 1;
+    size_t cap = need > block ? need : block;
+    la_arena_block *nb = NULL;
+    if (a->spill) {
+        void *p = NULL;
+        LA_TRY(la_spill_alloc(a->spill, sizeof *nb + cap, &p));
+        nb = p;
+        nb->spilled = 1;
+    } else {
+        nb = malloc(sizeof *nb + cap);
+        if (!nb) return la_error(LA_ENOMEM, "out of memory for %zu bytes in an arena", n);
+        la_populate(nb, sizeof *nb + cap);
+        nb->spilled = 0;
+    }
+    nb->cap = cap;
+    a->bytes += cap;
+    if (b && need > block) {
+        nb->next = b->next;
+        b->next = nb;
+    } else {
+        nb->next = b;
+        a->head = nb;
+    }
+    size_t pad = (size_t)(-(uintptr_t)nb->data & (uintptr_t)(align - 1));
+    *out = nb->data + pad;
+    nb->used = pad + n;
+    return LA_OK;
+}
+
+la_status la_arena_alloc(la_arena *a, size_t n, char **out)
+{
+    if (n > SIZE_MAX / 2) return la_error(LA_ENOMEM, "a string of %zu bytes is too long to store", n);
+    char *p = NULL;
+    LA_TRY(arena_take(a, n + 1, 1, &p));
     p[n] = '\0';
-    b->used += n + 1;
+    *out = p;
+    return LA_OK;
+}
+
+la_status la_arena_take(la_arena *a, size_t n, size_t align, void **out)
+{
+    if (n > SIZE_MAX / 2 || !align || (align & (align - 1)) || align > 4096)
+        return la_error(LA_EINVAL, "an arena cannot give %zu bytes aligned to %zu", n, align);
+    char *p = NULL;
+    LA_TRY(arena_take(a, n, align, &p));
     *out = p;
     return LA_OK;
 }

@@ -2,7 +2,9 @@
  * test_util.c - the util layer: checked allocation refuses products that overflow, la_grow
  * doubles and keeps the buffer on failure, and la_sort sorts with its context, stably, the same
  * way as the row comparisons the library uses; `--threads 0` counts the CPUs of the cgroup quota;
- * BLAKE2b gives RFC 7693's digest and libsodium's for every length, key and way of feeding it.
+ * BLAKE2b gives RFC 7693's digest and libsodium's for every length, key and way of feeding it; an
+ * arena hands out aligned memory and strings that keep their bytes, a request larger than a block in
+ * a block of its own while the block being filled goes on taking the small ones.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <sodium.h>
 
 #include "la_alloc.h"
+#include "la_arena.h"
 #include "la_blake2b.h"
 #include "la_cpus.h"
 #include "la_scan.h"
@@ -324,10 +327,37 @@ static void test_scans(void **state)
     la_scan_portable(0);
 }
 
+static void test_arena(void **state)
+{
+    (void)state;
+    la_arena a = {.block = 4096};
+    void *p[64];
+    size_t sizes[64];
+    for (int k = 0; k < 64; k++) {
+        size_t align = (size_t)1 << (k % 7); /* 1 .. 64 */
+        sizes[k] = k == 20 ? 20000 : (size_t)(k * 37 % 300) + 1; /* one larger than a block */
+        assert_int_equal(la_arena_take(&a, sizes[k], align, &p[k]), LA_OK);
+        assert_int_equal((uintptr_t)p[k] % align, 0);
+        memset(p[k], k, sizes[k]);
+        if (k == 21) /* right after the large one: in the block the one before it used */
+            assert_true((char *)p[21] > (char *)p[19] && (char *)p[21] < (char *)p[19] + 4096);
+    }
+    const char *str;
+    assert_int_equal(la_arena_strdup(&a, "arena", 5, &str), LA_OK);
+    assert_string_equal(str, "arena");
+    for (int k = 0; k < 64; k++)
+        for (size_t i = 0; i < sizes[k]; i++) assert_int_equal(((unsigned char *)p[k])[i], k);
+    void *bad;
+    assert_int_equal(la_arena_take(&a, 8, 3, &bad), LA_EINVAL);
+    la_arena_free(&a);
+    assert_null(a.head);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_products),
+        cmocka_unit_test(test_arena),
         cmocka_unit_test(test_cpu_quota),
         cmocka_unit_test(test_grow),
         cmocka_unit_test(test_sort_context_and_stability),
