@@ -21,6 +21,15 @@ la_status la_format_parse(const char *s, la_format *out)
     return LA_OK;
 }
 
+/* Bytes of a UTF-8 byte order mark at the start of p[0 .. n): 3 or 0. */
+static size_t bom_len(const char *p, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return n >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF ? 3 : 0;
+}
+
+static const char *skip_bom(const la_input *in) { return in->data + bom_len(in->data, in->len); }
+
 const char *la_format_name(la_format f)
 {
     switch (f) {
@@ -38,8 +47,7 @@ la_format la_format_detect(const char *path, const la_input *in)
     if (!strcmp(ext, "jsonl") || !strcmp(ext, "ndjson") || !strcmp(ext, "json")) return LA_FMT_JSONL;
     if (!strcmp(ext, "csv")) return LA_FMT_CSV;
     if (!strcmp(ext, "tsv") || !strcmp(ext, "tab")) return LA_FMT_TSV;
-    const char *p = in->data;
-    if (in->len >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF) p += 3;
+    const char *p = skip_bom(in);
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
     if (*p == '{') return LA_FMT_JSONL;
     const char *nl = strchr(p, '\n');
@@ -65,12 +73,6 @@ static int next_line(line_iter *it, const char **s, size_t *n)
     it->p = nl ? nl + 1 : it->end;
     it->line++;
     return 1;
-}
-
-static const char *skip_bom(const la_input *in)
-{
-    const unsigned char *u = (const unsigned char *)in->data;
-    return in->len >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF ? in->data + 3 : in->data;
 }
 
 static int blank(const char *s, size_t n)
@@ -853,10 +855,7 @@ la_status la_jsonl_each_read(char *buf, size_t len, size_t cap, la_read_fn more,
         free(buf); /* taken over, whatever happens */
         return st;
     }
-    size_t pos = len >= 3 && (unsigned char)buf[0] == 0xEF && (unsigned char)buf[1] == 0xBB &&
-                         (unsigned char)buf[2] == 0xBF
-                     ? 3
-                     : 0;
+    size_t pos = bom_len(buf, len);
     int eof = 0;
     uint64_t base = 0; /* where buf[0] lies in the input */
     /* with two threads or more, the next block is read into a second buffer beside the parse */
@@ -942,10 +941,7 @@ la_status la_jsonl_each_mapped(const char *data, size_t len, size_t block, void 
     jsonl_job j;
     LA_TRY(job_begin(&j, path, lim, threads, pipe, ctx));
     la_status st = LA_OK;
-    size_t pos = len >= 3 && (unsigned char)data[0] == 0xEF && (unsigned char)data[1] == 0xBB &&
-                         (unsigned char)data[2] == 0xBF
-                     ? 3
-                     : 0;
+    size_t pos = bom_len(data, len);
     if (pipe->absorb) {
         j.run.ab = &j.ab;
         if (pos) st = pipe->absorb(pipe->absorb_ctx, 0, data, pos); /* the byte order mark */
