@@ -167,6 +167,29 @@ static la_status gunzip(const char *path, const la_limits *lim, const char *src,
     return LA_OK;
 }
 
+/* One call of the zstd decoder: it took used bytes from in and gave made bytes, and said last is
+ * left of its frame. At a frame's end the bytes it gave are checked against the size its header
+ * declares: libzstd's streaming decoder ends a frame whose last block is empty without that check
+ * (its one-call path makes it), so without this a frame cut to an empty block would read as whole
+ * in one reader and corrupt in the other. */
+static la_status zstd_step(la_zstd_frame *f, const char *path, const void *in, size_t used, size_t made, size_t last)
+{
+    if (f->head_len < sizeof f->head) {
+        size_t k = sizeof f->head - f->head_len < used ? sizeof f->head - f->head_len : used;
+        memcpy(f->head + f->head_len, in, k);
+        f->head_len += k;
+    }
+    f->got += made;
+    if (last != 0) return LA_OK;
+    unsigned long long want = ZSTD_getFrameContentSize(f->head, f->head_len);
+    uint64_t got = f->got;
+    f->head_len = 0;
+    f->got = 0;
+    if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want == got) return LA_OK;
+    return la_error(LA_EINPUT, "%s: corrupt zstd data: a frame gave %llu bytes where its header declares %llu", path,
+                    (unsigned long long)got, want);
+}
+
 static la_status unzstd(const char *path, const la_limits *lim, const char *src, size_t n, char **out, size_t *outlen)
 {
     ZSTD_DStream *d = ZSTD_createDStream();
@@ -180,6 +203,7 @@ static la_status unzstd(const char *path, const la_limits *lim, const char *src,
         return la_error(LA_ENOMEM, "%s: out of memory", path);
     }
     ZSTD_inBuffer in = {src, n, 0};
+    la_zstd_frame frame = {0};
     size_t last = 1;
     while (in.pos < in.size || last != 0) {
         if (len > limit) {
@@ -193,12 +217,16 @@ static la_status unzstd(const char *path, const la_limits *lim, const char *src,
             return la_error(LA_ENOMEM, "%s: out of memory decompressing", path);
         }
         ZSTD_outBuffer o = {p + len, cap - len - 1, 0};
+        size_t from = in.pos;
         last = ZSTD_decompressStream(d, &o, &in);
         len += o.pos;
-        if (ZSTD_isError(last)) {
+        la_status st = ZSTD_isError(last)
+                           ? la_error(LA_EINPUT, "%s: corrupt zstd data: %s", path, ZSTD_getErrorName(last))
+                           : zstd_step(&frame, path, src + from, in.pos - from, o.pos, last);
+        if (st != LA_OK) {
             free(p);
             ZSTD_freeDStream(d);
-            return la_error(LA_EINPUT, "%s: corrupt zstd data: %s", path, ZSTD_getErrorName(last));
+            return st;
         }
         if (in.pos == in.size && o.pos == 0 && last != 0) {
             free(p);
@@ -436,8 +464,9 @@ static la_status decode_some(la_input_blocks *b, char *dst, size_t cap, size_t *
     ZSTD_outBuffer o = {dst + *r, room, 0};
     size_t last = ZSTD_decompressStream(b->z, &o, &in);
     *r += o.pos;
-    b->at = in.pos;
     if (ZSTD_isError(last)) return la_error(LA_EINPUT, "%s: corrupt zstd data: %s", b->path, ZSTD_getErrorName(last));
+    LA_TRY(zstd_step(&b->zf, b->path, b->in + b->at, in.pos - b->at, o.pos, last));
+    b->at = in.pos;
     b->zlast = last;
     if (b->at == b->len && b->in_eof) {
         if (last != 0 && o.pos == 0) return la_error(LA_EINPUT, "%s: truncated zstd data", b->path);

@@ -41,6 +41,13 @@ void la_limits_default(la_limits *l /* OUT */);
 la_status la_input_read(const char *path, const la_limits *lim, la_input *out /* OUT */);
 void la_input_free(la_input *in);
 
+/* A zstd frame as it is decoded: the first bytes of its header and the bytes it gave so far. */
+typedef struct la_zstd_frame {
+    unsigned char head[18]; /* ZSTD_FRAMEHEADERSIZE_MAX */
+    size_t head_len;
+    uint64_t got;
+} la_zstd_frame;
+
 /* A regular file read a block at a time (la_input_blocks_read is a la_read_fn, records.h), plain
  * or decompressed as it is read (gzip, zstd), with la_input_read's fingerprint (of the bytes as
  * stored), byte limits and messages. */
@@ -61,6 +68,7 @@ typedef struct la_input_blocks {
     int in_eof;              /* the file has no more bytes */
     int done;                /* the compressed stream has ended */
     size_t zlast;            /* zstd: what the last call said is left of its frame (0: frame end) */
+    la_zstd_frame zf;        /* zstd: the current frame's header and bytes given (input.c) */
     int is_stdin;            /* standard input: read as plain, its size unknown */
 } la_input_blocks;
 

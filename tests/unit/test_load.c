@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "leakaudit.h"
+#include "input.h"
 #include "load.h"
 
 typedef struct fixture {
@@ -462,6 +463,54 @@ static void test_zstd(void **state)
     expect_reject(f, 0, p, 3, "id: empty; expected a non-empty string");
 }
 
+/* A zstd frame by hand: k_plain as one raw block, then an empty last block, the header declaring
+ * `declared` bytes in a 4-byte field (single segment). */
+static size_t zstd_by_hand(unsigned char *out, uint32_t declared)
+{
+    size_t n = strlen(k_plain), k = 0;
+    const unsigned char head[] = {0x28, 0xB5, 0x2F, 0xFD, 0xA0};
+    memcpy(out, head, sizeof head);
+    k += sizeof head;
+    for (int i = 0; i < 4; i++) out[k++] = (unsigned char)(declared >> (8 * i));
+    uint32_t block = (uint32_t)n << 3; /* raw, not last */
+    for (int i = 0; i < 3; i++) out[k++] = (unsigned char)(block >> (8 * i));
+    memcpy(out + k, k_plain, n);
+    k += n;
+    out[k++] = 0x01; /* raw, last, empty */
+    out[k++] = 0x00;
+    out[k++] = 0x00;
+    return k;
+}
+
+/* A frame whose bytes fall short of (or run past) the size its header declares is corrupt, in the
+ * block reader the loader uses and in the whole-file reader alike, even when its last block is
+ * empty (libzstd's streaming decoder leaves that case unchecked); the same frame declaring its true
+ * size loads. */
+static void test_zstd_declared_size(void **state)
+{
+    fixture *f = *state;
+    unsigned char buf[256];
+    const uint32_t sizes[] = {(uint32_t)strlen(k_plain) + 1, (uint32_t)strlen(k_plain) - 1, 4000000};
+    char name[32];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "bad%d.jsonl.zst", i);
+        const char *p = put(f, name, buf, zstd_by_hand(buf, sizes[i]));
+        assert_int_not_equal(la_load_file(loader(f), p, "dev"), LA_OK);
+        assert_non_null(strstr(la_last_error(), "corrupt zstd data"));
+        assert_non_null(strstr(la_last_error(), p));
+        la_limits lim;
+        la_limits_default(&lim);
+        la_input whole;
+        assert_int_not_equal(la_input_read(p, &lim, &whole), LA_OK);
+        assert_non_null(strstr(la_last_error(), "corrupt zstd data"));
+    }
+    assert_int_equal(la_table_nrows(f->t), 0);
+    const char *p = put(f, "good.jsonl.zst", buf, zstd_by_hand(buf, (uint32_t)strlen(k_plain)));
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_string_equal(row(f, "z2")->text, "compressed two");
+}
+
 static void test_gzip_csv_by_inner_extension(void **state)
 {
     fixture *f = *state;
@@ -544,6 +593,7 @@ int main(void)
         T(test_tsv),
         T(test_gzip),
         T(test_zstd),
+        T(test_zstd_declared_size),
         T(test_gzip_csv_by_inner_extension),
         T(test_dotted_path),
         T(test_joined_text_fields),
