@@ -183,6 +183,9 @@ struct near_ctx {
                                  rows keep none: they probe the held-out table as signed */
     uint64_t *simh;           /* n */
     uint64_t *samp;           /* m per row with a sample slot: containment sample (rarest shared shingles) */
+    uint32_t *hrows;          /* the held-out partition's rows, in row order (nhrows): the scans of
+                                 the held-out side read them, not every row of the table */
+    size_t nhrows;
     uint32_t *sidx;           /* across: each held-out row's slot in keys and samp (the other side's
                                  rows keep no keys, and their samples in scratch only); NULL: row
                                  i's slot is i */
@@ -231,6 +234,25 @@ struct near_ctx {
 
 static int in_pass(const near_ctx *c, size_t i);
 static int on_side(const near_ctx *c, size_t i, side sd);
+
+/* The rows a scan of side sd reads: the held-out rows' list (*list, the count returned), or every
+ * row (*list NULL, row k is k). The caller still asks on_side of each. */
+static size_t side_rows(const near_ctx *c, side sd, const uint32_t **list)
+{
+    *list = sd == SIDE_HELD ? c->hrows : NULL;
+    return *list ? c->nhrows : c->n;
+}
+
+/* The same for the rows of the pass (c->pass_side); the caller still asks in_pass of each. */
+static size_t pass_rows(const near_ctx *c, const uint32_t **list)
+{
+    if (c->pass_side == SIDE_HELD) return side_rows(c, SIDE_HELD, list);
+    *list = NULL;
+    return c->n;
+}
+
+static size_t row_at(const uint32_t *list, size_t k) { return list ? list[k] : k; }
+
 static int emit(near_ctx *c, scratch *s, uint32_t x, uint32_t y, uint32_t src);
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -836,19 +858,18 @@ static la_status build_freq(near_ctx *c, int with_lsh)
 {
     freq_table *f = &c->freq;
     size_t most = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->r[i].part == c->held && c->r[i].norm) most += c->nsh[i] ? c->nsh[i] : la_shingle_bound(c->r[i].norm_len);
+    for (size_t k = 0; k < c->nhrows; k++) {
+        size_t i = c->hrows[k];
+        if (c->r[i].norm) most += c->nsh[i] ? c->nsh[i] : la_shingle_bound(c->r[i].norm_len);
+    }
     /* at most 80 % full even if every shingle were distinct; most repeat across rows */
     size_t cap = 16;
     while (cap < most + most / 4) cap <<= 1;
     if (cap > UINT32_MAX) return la_error(LA_EINVAL, "near: %zu held-out shingles: more than a table of 2^31 slots holds", most);
     freq_build *b = calloc(1, sizeof *b);
-    size_t nheld = 0;
-    for (size_t i = 0; i < c->n; i++) nheld += c->r[i].part == c->held;
-    uint32_t *held = la_malloc_n(nheld, sizeof *held);
-    la_status st = b && held ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for the held-out shingles' table");
-    for (size_t i = 0, k = 0; st == LA_OK && i < c->n; i++)
-        if (c->r[i].part == c->held) held[k++] = (uint32_t)i;
+    size_t nheld = c->nhrows;
+    uint32_t *held = c->hrows;
+    la_status st = b ? LA_OK : la_error(LA_ENOMEM, "near: out of memory for the held-out shingles' table");
     /* in parts; should one run out of room (the keys are hashes: they do not crowd one part), in one */
     for (int parts = 1; st == LA_OK && parts >= 0; parts--) {
         if ((st = freq_alloc(f, cap, parts)) != LA_OK) break;
@@ -878,7 +899,6 @@ static la_status build_freq(near_ctx *c, int with_lsh)
     if (st == LA_OK) st = list_held_rows(b);
     if (b) groups_free(b);
     free(b);
-    free(held);
     LA_TRY(st);
     f->filter_log2 = FILTER_MIN_LOG2;
     while (f->filter_log2 < 40 && ((size_t)1 << f->filter_log2) < f->keys * FILTER_BITS_PER_ENTRY) f->filter_log2++;
@@ -1249,14 +1269,17 @@ static la_status sign_batch_host(near_ctx *c)
  * and dropped. */
 static la_status sign_rows(near_ctx *c)
 {
-    size_t n = c->n, cap = c->cap, rows_cap = c->rows_cap;
+    size_t cap = c->cap, rows_cap = c->rows_cap;
+    const uint32_t *list;
+    size_t n = pass_rows(c, &list);
     uint32_t *sig = NULL; /* a device batch's signatures */
     la_status st = LA_OK;
-    for (size_t i = 0; i < n && st == LA_OK;) {
+    for (size_t k = 0; k < n && st == LA_OK;) {
         size_t used = 0;
         c->nb = 0;
         c->slot[0] = 0;
-        for (; i < n && c->nb < rows_cap; i++) {
+        for (; k < n && c->nb < rows_cap; k++) {
+            size_t i = row_at(list, k);
             if (!in_pass(c, i)) continue;
             size_t need = c->r[i].norm ? la_shingle_bound(c->r[i].norm_len) : 0;
             if (used + need > cap) break;
@@ -1399,12 +1422,14 @@ static int on_side(const near_ctx *c, size_t i, side sd)
 
 static la_status build_lsh(near_ctx *c, side sd, la_buckets **out)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < c->n; i++) n += on_side(c, i, sd) ? (size_t)c->bands : 0;
+    const uint32_t *list;
+    size_t rows = side_rows(c, sd, &list), n = 0;
+    for (size_t k = 0; k < rows; k++) n += on_side(c, row_at(list, k), sd) ? (size_t)c->bands : 0;
     la_bucket_entry *e = la_malloc_n(n, sizeof *e);
     if (!e) return la_error(LA_ENOMEM, "out of memory for %zu LSH bucket entries", n);
     size_t w = 0;
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t k = 0; k < rows; k++) {
+        size_t i = row_at(list, k);
         if (!on_side(c, i, sd)) continue;
         const uint64_t *keys = keys_of(c, i);
         for (int j = 0; j < c->bands; j++) e[w++] = (la_bucket_entry){.key = keys[j], .row = (uint32_t)i};
@@ -1428,12 +1453,14 @@ static la_status held_tables(near_ctx *c)
 
 static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < c->n; i++) n += on_side(c, i, sd) ? (size_t)c->blocks : 0;
+    const uint32_t *list;
+    size_t rows = side_rows(c, sd, &list), n = 0;
+    for (size_t k = 0; k < rows; k++) n += on_side(c, row_at(list, k), sd) ? (size_t)c->blocks : 0;
     la_bucket_entry *e = la_malloc_n(n, sizeof *e);
     if (!e) return la_error(LA_ENOMEM, "out of memory for %zu SimHash block entries", n);
     size_t w = 0;
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t k = 0; k < rows; k++) {
+        size_t i = row_at(list, k);
         if (!on_side(c, i, sd)) continue;
         for (int j = 0; j < c->blocks; j++) e[w++] = (la_bucket_entry){.key = block_key(j, block_value(c, c->simh[i], j)), .row = (uint32_t)i};
     }
@@ -1442,13 +1469,15 @@ static la_status build_sim(near_ctx *c, side sd, la_buckets **out)
 
 static la_status build_con(near_ctx *c, side sd, la_buckets **out)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (on_side(c, i, sd)) n += c->nsamp[i];
+    const uint32_t *list;
+    size_t rows = side_rows(c, sd, &list), n = 0;
+    for (size_t k = 0; k < rows; k++)
+        if (on_side(c, row_at(list, k), sd)) n += c->nsamp[row_at(list, k)];
     la_bucket_entry *e = la_malloc_n(n, sizeof *e);
     if (!e) return la_error(LA_ENOMEM, "out of memory for %zu containment sample entries", n);
     size_t w = 0;
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t k = 0; k < rows; k++) {
+        size_t i = row_at(list, k);
         if (!on_side(c, i, sd)) continue;
         const uint64_t *smp = samp_of(c, i);
         for (size_t j = 0; j < c->nsamp[i]; j++) e[w++] = (la_bucket_entry){.key = smp[j], .row = (uint32_t)i};
@@ -1469,18 +1498,21 @@ static int filter_has(const near_ctx *c, uint64_t h)
  * place of tens). */
 static la_status build_filter(near_ctx *c)
 {
-    size_t entries = 0;
-    for (size_t i = 0; i < c->n; i++) entries += in_pass(c, i) ? c->nsamp[i] : 0;
+    const uint32_t *list;
+    size_t rows = pass_rows(c, &list), entries = 0;
+    for (size_t k = 0; k < rows; k++) entries += in_pass(c, row_at(list, k)) ? c->nsamp[row_at(list, k)] : 0;
     free(c->filter);
     c->filter_log2 = FILTER_MIN_LOG2;
     while (c->filter_log2 < 40 && ((size_t)1 << c->filter_log2) < entries * FILTER_BITS_PER_ENTRY) c->filter_log2++;
     c->filter = la_zalloc_n((size_t)1 << (c->filter_log2 - 6), sizeof *c->filter);
     if (!c->filter) return la_error(LA_ENOMEM, "near: out of memory for the filter of %zu containment samples", entries);
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t k = 0; k < rows; k++) {
+        size_t i = row_at(list, k);
         for (size_t j = 0; in_pass(c, i) && j < c->nsamp[i]; j++) {
             size_t b = filter_bit(c, samp_of(c, i)[j]);
             c->filter[b >> 6] |= 1ull << (b & 63);
         }
+    }
     return LA_OK;
 }
 
@@ -1745,6 +1777,7 @@ static void free_ctx(near_ctx *c)
     free(c->simh);
     free(c->samp);
     free(c->sidx);
+    free(c->hrows);
     free(c->nsamp);
     free(c->df);
     freq_free(&c->freq);
@@ -1808,12 +1841,21 @@ static la_status run(near_ctx *c, la_pairs *out, la_near_stats *st)
      * every row's keys and sample first. */
     c->across = !c->p.within;
     c->fused = c->contain && c->across;
+    /* one pass over the rows: room for all of them, then the list's own size */
+    if (!(c->hrows = la_malloc_n(n ? n : 1, sizeof *c->hrows)))
+        return la_error(LA_ENOMEM, "near: out of memory for the list of the held-out rows of %zu", n);
+    for (size_t i = 0; i < n; i++) {
+        c->hrows[c->nhrows] = (uint32_t)i;
+        c->nhrows += c->r[i].part == c->held;
+    }
+    uint32_t *fit = realloc(c->hrows, (c->nhrows ? c->nhrows : 1) * sizeof *c->hrows);
+    if (fit) c->hrows = fit;
     size_t slots = n;
     if (c->across) {
-        c->sidx = la_malloc_n(n, sizeof *c->sidx);
+        c->sidx = la_calloc_n(n, sizeof *c->sidx);
         if (!c->sidx) return la_error(LA_ENOMEM, "near: out of memory for the sample slots of %zu rows", n);
-        slots = 0;
-        for (size_t i = 0; i < n; i++) c->sidx[i] = c->r[i].part == c->held ? (uint32_t)slots++ : 0;
+        for (size_t k = 0; k < c->nhrows; k++) c->sidx[c->hrows[k]] = (uint32_t)k;
+        slots = c->nhrows;
     }
     c->keys = la_malloc_nm(slots, (size_t)c->bands, sizeof *c->keys);
     c->samp = la_malloc_nm(slots, (size_t)c->m, sizeof *c->samp);
