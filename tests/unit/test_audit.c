@@ -1,7 +1,7 @@
 /*
  * test_audit.c - the audit's decisions on a hand-made row table: family pairs across the boundary,
  * time leaks on both sides of the cutoff, families spanning the cutoff, exact copies and duplicates
- * within a partition, leak clusters numbered by smallest id whatever the row order, the outcome of
+ * within a partition (and the exact join against one by hand over every pair of rows), leak clusters numbered by smallest id whatever the row order, the outcome of
  * every row, and the two statistics the report prints.
  * Not for: reading files or writing reports (see test_load.c and tests/cli/).
  */
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -357,6 +358,65 @@ static void test_statistics(void **state)
     assert_true(la_stat_expected_mixed(NULL, 0, 0.2) == 0.0);
 }
 
+/* The exact join against a join by hand over every pair of rows, on 3,000 rows whose hashes are set
+ * to share their high half in runs (as 64-bit hashes almost never do) and whose texts repeat: rows
+ * sharing a high half but not their text are no copies; copies across the boundary are pairs, and
+ * later copies within a partition duplicates of the smallest id's. The same answers whatever the
+ * rows' order (the join's table is filled in row order). */
+static void test_exact_join_by_hand(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    static char texts[N][16];
+    static spec rows[N];
+    static size_t order[N];
+    static char ids[N][8];
+    uint64_t x = 12345;
+    for (size_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        snprintf(ids[i], sizeof ids[i], "r%04zu", i);
+        snprintf(texts[i], sizeof texts[i], "text %u", (unsigned)(x >> 33) % 700); /* repeats */
+        rows[i] = (spec){ids[i], (int)((x >> 20) % 3), NULL, NULL, texts[i], NULL};
+        order[i] = N - 1 - i;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        run r;
+        memset(&r, 0, sizeof r);
+        r.t = table_of(rows, pass ? order : NULL, N);
+        la_row *rw = la_table_rows(r.t);
+        /* the high half from the text's number / 7: runs of about 7 texts share it, each text keeps
+         * its own low half */
+        for (size_t i = 0; i < N; i++) {
+            unsigned v = (unsigned)atoi(rw[i].norm + 5);
+            rw[i].hash[1] = 0x9e3779b97f4a7c15ull * (v / 7 + 1);
+            rw[i].hash[0] = v;
+        }
+        assert_int_equal(la_exact_find(r.t, TEST, &r.pairs, &r.ex), LA_OK);
+        size_t want_pairs = 0, want_dup = 0;
+        for (size_t i = 0; i < N; i++) {
+            uint32_t first = LA_NOT_DUP;
+            for (size_t j = 0; j < N; j++) {
+                if (strcmp(rw[i].norm, rw[j].norm)) continue;
+                if (rw[i].part != TEST && rw[j].part == TEST) {
+                    want_pairs++;
+                    expect_pair(r.t, &r.pairs, rw[i].id, rw[j].id, LA_KIND_EXACT);
+                }
+                if (j != i && rw[j].part == rw[i].part && strcmp(rw[j].id, rw[i].id) < 0 &&
+                    (first == LA_NOT_DUP || strcmp(rw[j].id, rw[first].id) < 0))
+                    first = (uint32_t)j;
+            }
+            assert_int_equal(r.ex.dup_of[i], first);
+            want_dup += first != LA_NOT_DUP;
+        }
+        assert_int_equal(r.pairs.n, want_pairs);
+        assert_true(want_pairs > 100);
+        assert_int_equal(r.ex.ndup, want_dup);
+        la_exact_result_free(&r.ex);
+        la_pairs_free(&r.pairs);
+        la_table_free(r.t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_no_cutoff_no_time_rule),
         cmocka_unit_test(test_clusters_numbered_by_smallest_id),
         cmocka_unit_test(test_exact_and_duplicates),
+        cmocka_unit_test(test_exact_join_by_hand),
         cmocka_unit_test(test_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
