@@ -1,8 +1,9 @@
 /*
  * test_audit.c - the audit's decisions on a hand-made row table: family pairs across the boundary,
  * time leaks on both sides of the cutoff, families spanning the cutoff, exact copies and duplicates
- * within a partition (and the exact join against one by hand over every pair of rows), leak clusters numbered by smallest id whatever the row order, the outcome of
- * every row, and the two statistics the report prints.
+ * within a partition (and the exact join against one by hand over every pair of rows), leak
+ * clusters numbered by smallest id whatever the row order, the outcome of every row, and the two
+ * statistics the report prints.
  * Not for: reading files or writing reports (see test_load.c and tests/cli/).
  */
 #include <setjmp.h>
