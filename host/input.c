@@ -250,6 +250,9 @@ const char *la_input_compression_of(const char *data, size_t n)
     const unsigned char *u = (const unsigned char *)data;
     if (n >= 2 && u[0] == 0x1f && u[1] == 0x8b) return "gzip";
     if (n >= 4 && u[0] == 0x28 && u[1] == 0xB5 && u[2] == 0x2F && u[3] == 0xFD) return "zstd";
+    /* a skippable frame (magic 0x184D2A50 to 0x184D2A5F, little-endian) before the first: pzstd
+     * starts every frame with one; no text file starts with these bytes */
+    if (n >= 4 && (u[0] & 0xF0) == 0x50 && u[1] == 0x2A && u[2] == 0x4D && u[3] == 0x18) return "zstd";
     return NULL;
 }
 

@@ -511,6 +511,42 @@ static void test_zstd_declared_size(void **state)
     assert_string_equal(row(f, "z2")->text, "compressed two");
 }
 
+/* Skippable frames (what pzstd writes before each frame, and other tools after the last) around
+ * and between frames: the file is zstd by its first bytes, and both readers give the frames' bytes
+ * alone. */
+static void test_zstd_skippable_frames(void **state)
+{
+    fixture *f = *state;
+    size_t half = strlen("{\"id\":\"z1\",\"text\":\"compressed one\"}\n");
+    assert_memory_equal(k_plain + half - 1, "\n", 1);
+    unsigned char buf[1024];
+    size_t k = 0;
+    const char *pieces[2] = {k_plain, k_plain + half};
+    size_t lens[2] = {half, strlen(k_plain) - half};
+    for (int frame = 0; frame < 3; frame++) {
+        /* a skippable frame: its magic, a 4-byte size, that many bytes of anything */
+        const unsigned char skip[] = {0x50 + frame, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 'a', 'b', 'c'};
+        memcpy(buf + k, skip, sizeof skip);
+        k += sizeof skip;
+        if (frame == 2) break;
+        size_t n = ZSTD_compress(buf + k, sizeof buf - k, pieces[frame], lens[frame], 3);
+        assert_false(ZSTD_isError(n));
+        k += n;
+    }
+    const char *p = put(f, "skip.jsonl.zst", buf, k);
+    load(f, p, "dev");
+    assert_string_equal(f->L.files[0].compression, "zstd");
+    assert_int_equal(la_table_nrows(f->t), 2);
+    assert_string_equal(row(f, "z2")->text, "compressed two");
+    la_limits lim;
+    la_limits_default(&lim);
+    la_input whole;
+    assert_int_equal(la_input_read(p, &lim, &whole), LA_OK);
+    assert_int_equal(whole.len, strlen(k_plain));
+    assert_memory_equal(whole.data, k_plain, strlen(k_plain));
+    la_input_free(&whole);
+}
+
 static void test_gzip_csv_by_inner_extension(void **state)
 {
     fixture *f = *state;
@@ -594,6 +630,7 @@ int main(void)
         T(test_gzip),
         T(test_zstd),
         T(test_zstd_declared_size),
+        T(test_zstd_skippable_frames),
         T(test_gzip_csv_by_inner_extension),
         T(test_dotted_path),
         T(test_joined_text_fields),
