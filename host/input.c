@@ -256,11 +256,42 @@ const char *la_input_compression_of(const char *data, size_t n)
     return NULL;
 }
 
+/* A packing the readers do not undo, known by its first bytes: what to call it, or NULL. Without
+ * this the bytes were read as text, and a compressed file became a page of rejects about JSON. */
+static const char *foreign_packing(const unsigned char *u, size_t n, const char **undo)
+{
+    *undo = "decompress";
+    if (n >= 6 && !memcmp(u, "\xFD" "7zXZ\0", 6)) return "xz-compressed data";
+    if (n >= 10 && u[0] == 'B' && u[1] == 'Z' && u[2] == 'h' && u[3] >= '1' && u[3] <= '9' &&
+        (!memcmp(u + 4, "\x31\x41\x59\x26\x53\x59", 6) || !memcmp(u + 4, "\x17\x72\x45\x38\x50\x90", 6)))
+        return "bzip2-compressed data";
+    if (n >= 4 && !memcmp(u, "\x04\x22\x4D\x18", 4)) return "lz4-compressed data";
+    *undo = "extract";
+    if (n >= 4 && !memcmp(u, "PK\x03\x04", 4)) return "a zip archive";
+    if (n >= 6 && !memcmp(u, "7z\xBC\xAF\x27\x1C", 6)) return "a 7-Zip archive";
+    return NULL;
+}
+
+/* LA_EINPUT naming the packing when the first bytes u[0 .. n) are one foreign_packing knows. */
+static la_status refuse_packing(const char *path, const void *u, size_t n)
+{
+    const char *undo, *what = foreign_packing(u, n, &undo);
+    if (!what) return LA_OK;
+    return la_error(LA_EINPUT,
+                    "%s: %s; leakaudit reads plain text, gzip and zstd: %s it first (to a file, or through a pipe "
+                    "to standard input, --part NAME=-)",
+                    path, what, undo);
+}
+
 /* The input whose bytes as stored are raw[0 .. n) (taken over), decompressed when they are gzip or
  * zstd; the fingerprint is set by the caller. */
 static la_status from_stored(const char *path, const la_limits *lim, char *raw, size_t n, la_input *out)
 {
-    la_status s;
+    la_status s = refuse_packing(path, raw, n);
+    if (s != LA_OK) {
+        free(raw);
+        return s;
+    }
     out->stored_len = n;
     const char *kind = la_input_compression_of(raw, n);
     if (kind && strcmp(kind, "gzip") == 0) {
@@ -358,11 +389,16 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     FILE *f = fopen(path, "rb");
     if (!f) return LA_OK; /* the whole-file reader says why */
     struct stat st;
-    unsigned char magic[4] = {0};
+    unsigned char magic[16] = {0};
     size_t nm = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? fread(magic, 1, sizeof magic, f) : 0;
     if (nm == 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return LA_OK;
+    }
+    la_status refused = refuse_packing(path, magic, nm);
+    if (refused != LA_OK) {
+        fclose(f);
+        return refused;
     }
     const char *kind = la_input_compression_of((const char *)magic, nm);
     b->compression = kind ? kind : "none";

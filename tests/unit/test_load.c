@@ -547,6 +547,44 @@ static void test_zstd_skippable_frames(void **state)
     la_input_free(&whole);
 }
 
+/* Packings the readers do not undo (xz, bzip2, lz4, zip, 7-Zip), known by their first bytes whatever
+ * the file's name: a clear failure naming the file and the packing from the loader and the whole-file
+ * reader, not a page of rejects about JSON; text that only starts like one loads. */
+static void test_foreign_packing(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *bytes;
+        size_t n;
+        const char *says;
+    } packed[] = {
+        {"\xFD" "7zXZ\0\0\x04\xE6\xD6\xB4\x46", 12, "xz-compressed data"},
+        {"BZh91AY&SY\x01\x02", 12, "bzip2-compressed data"},
+        {"\x04\x22\x4D\x18\x64\x40\xA7", 7, "lz4-compressed data"},
+        {"PK\x03\x04\x14\x00\x00\x00", 8, "a zip archive"},
+        {"7z\xBC\xAF\x27\x1C\x00\x04", 8, "a 7-Zip archive"},
+    };
+    char name[32];
+    for (size_t i = 0; i < sizeof packed / sizeof *packed; i++) {
+        snprintf(name, sizeof name, "packed%zu.jsonl", i);
+        const char *p = put(f, name, packed[i].bytes, packed[i].n);
+        assert_int_equal(la_load_file(loader(f), p, "dev"), LA_EINPUT);
+        assert_non_null(strstr(la_last_error(), p));
+        assert_non_null(strstr(la_last_error(), packed[i].says));
+        assert_non_null(strstr(la_last_error(), "reads plain text, gzip and zstd"));
+        la_limits lim;
+        la_limits_default(&lim);
+        la_input whole;
+        assert_int_equal(la_input_read(p, &lim, &whole), LA_EINPUT);
+        assert_non_null(strstr(la_last_error(), packed[i].says));
+    }
+    assert_int_equal(la_table_nrows(f->t), 0);
+    const char csv[] = "BZh9,id,text\nzz,x1,starts like bzip2\n";
+    const char *p = put(f, "bz.csv", csv, strlen(csv));
+    load(f, p, "dev");
+    assert_string_equal(row(f, "x1")->text, "starts like bzip2");
+}
+
 static void test_gzip_csv_by_inner_extension(void **state)
 {
     fixture *f = *state;
@@ -631,6 +669,7 @@ int main(void)
         T(test_zstd),
         T(test_zstd_declared_size),
         T(test_zstd_skippable_frames),
+        T(test_foreign_packing),
         T(test_gzip_csv_by_inner_extension),
         T(test_dotted_path),
         T(test_joined_text_fields),
