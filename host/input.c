@@ -272,9 +272,27 @@ static const char *foreign_packing(const unsigned char *u, size_t n, const char 
     return NULL;
 }
 
-/* LA_EINPUT naming the packing when the first bytes u[0 .. n) are one foreign_packing knows. */
+/* UTF-16 or UTF-32 text, known by its byte-order mark: which, or NULL. FF and FE are no bytes of
+ * UTF-8, so no UTF-8 text starts with one. */
+static const char *foreign_encoding(const unsigned char *u, size_t n)
+{
+    if (n >= 4 && !memcmp(u, "\xFF\xFE\0\0", 4)) return "UTF-32 text (little-endian";
+    if (n >= 4 && !memcmp(u, "\0\0\xFE\xFF", 4)) return "UTF-32 text (big-endian";
+    if (n >= 2 && !memcmp(u, "\xFF\xFE", 2)) return "UTF-16 text (little-endian";
+    if (n >= 2 && !memcmp(u, "\xFE\xFF", 2)) return "UTF-16 text (big-endian";
+    return NULL;
+}
+
+/* LA_EINPUT naming the packing or the encoding when the first bytes u[0 .. n) are one
+ * foreign_packing or foreign_encoding knows. */
 static la_status refuse_packing(const char *path, const void *u, size_t n)
 {
+    const char *enc = foreign_encoding(u, n);
+    if (enc)
+        return la_error(LA_EINPUT,
+                        "%s: %s, by its byte-order mark); leakaudit reads UTF-8: convert it first (for example "
+                        "iconv -f %.6s -t UTF-8)",
+                        path, enc, enc);
     const char *undo, *what = foreign_packing(u, n, &undo);
     if (!what) return LA_OK;
     return la_error(LA_EINPUT,

@@ -585,6 +585,36 @@ static void test_foreign_packing(void **state)
     assert_string_equal(row(f, "x1")->text, "starts like bzip2");
 }
 
+/* UTF-16 and UTF-32 text, known by its byte-order mark: a clear failure asking for UTF-8, from the
+ * loader and the whole-file reader, whatever the format. */
+static void test_foreign_encoding(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *name, *bytes;
+        size_t n;
+        const char *says;
+    } text[] = {
+        {"le.jsonl", "\xFF\xFE{\0\"\0", 6, "UTF-16 text (little-endian"},
+        {"be.csv", "\xFE\xFF\0i\0d", 6, "UTF-16 text (big-endian"},
+        {"le32.jsonl", "\xFF\xFE\0\0{\0\0\0", 8, "UTF-32 text (little-endian"},
+        {"be32.tsv", "\0\0\xFE\xFF\0\0\0i", 8, "UTF-32 text (big-endian"},
+    };
+    for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
+        const char *p = put(f, text[i].name, text[i].bytes, text[i].n);
+        assert_int_equal(la_load_file(loader(f), p, "dev"), LA_EINPUT);
+        assert_non_null(strstr(la_last_error(), p));
+        assert_non_null(strstr(la_last_error(), text[i].says));
+        assert_non_null(strstr(la_last_error(), "leakaudit reads UTF-8"));
+        la_limits lim;
+        la_limits_default(&lim);
+        la_input whole;
+        assert_int_equal(la_input_read(p, &lim, &whole), LA_EINPUT);
+        assert_non_null(strstr(la_last_error(), text[i].says));
+    }
+    assert_int_equal(la_table_nrows(f->t), 0);
+}
+
 static void test_gzip_csv_by_inner_extension(void **state)
 {
     fixture *f = *state;
@@ -670,6 +700,7 @@ int main(void)
         T(test_zstd_declared_size),
         T(test_zstd_skippable_frames),
         T(test_foreign_packing),
+        T(test_foreign_encoding),
         T(test_gzip_csv_by_inner_extension),
         T(test_dotted_path),
         T(test_joined_text_fields),
