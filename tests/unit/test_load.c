@@ -547,6 +547,21 @@ static void test_zstd_skippable_frames(void **state)
     la_input_free(&whole);
 }
 
+/* The loader and the whole-file reader both refuse path p (LA_EINPUT), the message naming it and
+ * saying `says` and `also`. */
+static void expect_refused(fixture *f, const char *p, const char *says, const char *also)
+{
+    assert_int_equal(la_load_file(loader(f), p, "dev"), LA_EINPUT);
+    assert_non_null(strstr(la_last_error(), p));
+    assert_non_null(strstr(la_last_error(), says));
+    assert_non_null(strstr(la_last_error(), also));
+    la_limits lim;
+    la_limits_default(&lim);
+    la_input whole;
+    assert_int_equal(la_input_read(p, &lim, &whole), LA_EINPUT);
+    assert_non_null(strstr(la_last_error(), says));
+}
+
 /* Packings the readers do not undo (xz, bzip2, lz4, zip, 7-Zip), known by their first bytes whatever
  * the file's name: a clear failure naming the file and the packing from the loader and the whole-file
  * reader, not a page of rejects about JSON; text that only starts like one loads. */
@@ -567,16 +582,7 @@ static void test_foreign_packing(void **state)
     char name[32];
     for (size_t i = 0; i < sizeof packed / sizeof *packed; i++) {
         snprintf(name, sizeof name, "packed%zu.jsonl", i);
-        const char *p = put(f, name, packed[i].bytes, packed[i].n);
-        assert_int_equal(la_load_file(loader(f), p, "dev"), LA_EINPUT);
-        assert_non_null(strstr(la_last_error(), p));
-        assert_non_null(strstr(la_last_error(), packed[i].says));
-        assert_non_null(strstr(la_last_error(), "reads plain text, gzip and zstd"));
-        la_limits lim;
-        la_limits_default(&lim);
-        la_input whole;
-        assert_int_equal(la_input_read(p, &lim, &whole), LA_EINPUT);
-        assert_non_null(strstr(la_last_error(), packed[i].says));
+        expect_refused(f, put(f, name, packed[i].bytes, packed[i].n), packed[i].says, "reads plain text, gzip and zstd");
     }
     assert_int_equal(la_table_nrows(f->t), 0);
     const char csv[] = "BZh9,id,text\nzz,x1,starts like bzip2\n";
@@ -601,16 +607,7 @@ static void test_foreign_encoding(void **state)
         {"be32.tsv", "\0\0\xFE\xFF\0\0\0i", 8, "UTF-32 text (big-endian"},
     };
     for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
-        const char *p = put(f, text[i].name, text[i].bytes, text[i].n);
-        assert_int_equal(la_load_file(loader(f), p, "dev"), LA_EINPUT);
-        assert_non_null(strstr(la_last_error(), p));
-        assert_non_null(strstr(la_last_error(), text[i].says));
-        assert_non_null(strstr(la_last_error(), "leakaudit reads UTF-8"));
-        la_limits lim;
-        la_limits_default(&lim);
-        la_input whole;
-        assert_int_equal(la_input_read(p, &lim, &whole), LA_EINPUT);
-        assert_non_null(strstr(la_last_error(), text[i].says));
+        expect_refused(f, put(f, text[i].name, text[i].bytes, text[i].n), text[i].says, "leakaudit reads UTF-8");
     }
     assert_int_equal(la_table_nrows(f->t), 0);
 }
