@@ -902,6 +902,15 @@ static size_t load_block_bytes(void)
  * was read. The records, rejects, lines, fingerprint and failures are those of the whole-file path. */
 static la_status load_whole(la_loader *L, const char *path, const char *part, const char *id_name, la_input in);
 
+/* A JSON array read as JSON Lines would be a reject a line: refused whole, saying how to convert it. */
+static la_status json_array_refused(const char *path)
+{
+    return la_error(LA_EINPUT,
+                    "%s: a JSON array of records, not JSON Lines (one object per line): convert it first, for "
+                    "example with jq -c '.[]'",
+                    path);
+}
+
 static la_status load_blocks(la_loader *L, const char *path, const char *part, const char *id_name, int *done)
 {
     *done = 0;
@@ -948,6 +957,12 @@ static la_status load_blocks(la_loader *L, const char *path, const char *part, c
         first = (la_input){.data = buf, .len = got};
     }
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &first) : L->opts.format;
+    if (fmt == LA_FMT_JSONL && la_json_array_start(&first)) {
+        free(buf);
+        if (mapped) la_input_unmap(map);
+        la_input_blocks_close(&b, &info);
+        return json_array_refused(path);
+    }
     /* the probe for ids over the block's complete lines, without touching the table */
     if (!eof)
         while (first.len > 0 && first.data[first.len - 1] != '\n') first.len--;
@@ -1024,6 +1039,10 @@ static la_status load_whole(la_loader *L, const char *path, const char *part, co
     la_format fmt = L->opts.format == LA_FMT_AUTO ? la_format_detect(path, &in) : L->opts.format;
     fi->format = la_format_name(fmt);
     note_stored(fi, &in);
+    if (fmt == LA_FMT_JSONL && la_json_array_start(&in)) {
+        la_input_free(&in);
+        return json_array_refused(path);
+    }
 
     pending p;
     st = begin(L, path, part, id_name, fidx, &p);

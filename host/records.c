@@ -40,6 +40,15 @@ const char *la_format_name(la_format f)
     }
 }
 
+int la_json_array_start(const la_input *in)
+{
+    const char *p = in->data + bom_len(in->data, in->len), *e = in->data + in->len;
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    if (p == e || *p != '[') return 0;
+    for (p++; p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'); p++) {}
+    return p < e && (*p == '{' || *p == ']');
+}
+
 la_format la_format_detect(const char *path, const la_input *in)
 {
     char ext[16];
@@ -47,6 +56,7 @@ la_format la_format_detect(const char *path, const la_input *in)
     if (!strcmp(ext, "jsonl") || !strcmp(ext, "ndjson") || !strcmp(ext, "json")) return LA_FMT_JSONL;
     if (!strcmp(ext, "csv")) return LA_FMT_CSV;
     if (!strcmp(ext, "tsv") || !strcmp(ext, "tab")) return LA_FMT_TSV;
+    if (la_json_array_start(in)) return LA_FMT_JSONL; /* refused by the loader, with why */
     const char *p = skip_bom(in);
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
     if (*p == '{') return LA_FMT_JSONL;

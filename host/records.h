@@ -18,6 +18,9 @@ la_status la_format_parse(const char *s, la_format *out /* OUT */);
 /* The format of a path by extension (after .gz/.zst); for "-" or unknown extensions, sniffed from
  * the data: '{' first means JSONL, a tab in the first line TSV, else CSV. */
 la_format la_format_detect(const char *path, const la_input *in);
+/* Whether the text starts as a JSON array of objects ('[' then '{' or ']', past a byte-order mark and
+ * white space): what a JSON export holds, and no file of JSON Lines, whose records are objects. */
+int la_json_array_start(const la_input *in);
 const char *la_format_name(la_format f);
 
 /* Called once per record. rec is borrowed (valid during the call), or NULL when the record could

@@ -20,6 +20,7 @@
 #include "leakaudit.h"
 #include "input.h"
 #include "load.h"
+#include "records.h"
 
 typedef struct fixture {
     char dir[64];
@@ -612,6 +613,45 @@ static void test_foreign_encoding(void **state)
     assert_int_equal(la_table_nrows(f->t), 0);
 }
 
+/* A JSON array of records (what JSON exports hold) read as JSON Lines would be a reject a line: it
+ * is refused whole, saying to convert it, whether pretty-printed, on one line, empty or gzip
+ * compressed, and standard input's format detection calls it JSON; a file whose first line is
+ * another array is JSON Lines with a reject. */
+static void test_json_array(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *name, *text;
+    } arrays[] = {
+        {"pretty.json", "\xEF\xBB\xBF[\n  {\"id\": \"a\", \"text\": \"one\"},\n  {\"id\": \"b\", \"text\": \"two\"}\n]\n"},
+        {"line.jsonl", "[{\"id\":\"a\",\"text\":\"one\"},{\"id\":\"b\",\"text\":\"two\"}]\n"},
+        {"empty.json", " [ ] "},
+    };
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) {
+        const char *p = put(f, arrays[i].name, arrays[i].text, strlen(arrays[i].text));
+        assert_int_equal(la_load_file(loader(f), p, "dev"), LA_EINPUT);
+        assert_non_null(strstr(la_last_error(), p));
+        assert_non_null(strstr(la_last_error(), "a JSON array of records, not JSON Lines"));
+        assert_non_null(strstr(la_last_error(), "jq -c '.[]'"));
+        la_input in = {(char *)arrays[i].text, strlen(arrays[i].text), 0, {0}, "none"};
+        assert_int_equal(la_format_detect("-", &in), LA_FMT_JSONL);
+    }
+    char *gz = f->path[f->npath++];
+    la_fixture_path(f, gz, "packed.json.gz");
+    gzFile g = gzopen(gz, "wb");
+    assert_non_null(g);
+    gzwrite(g, arrays[0].text, (unsigned)strlen(arrays[0].text));
+    assert_int_equal(gzclose(g), Z_OK);
+    assert_int_equal(la_load_file(loader(f), gz, "dev"), LA_EINPUT);
+    assert_non_null(strstr(la_last_error(), "a JSON array of records"));
+    assert_int_equal(la_table_nrows(f->t), 0);
+    const char lines[] = "[1, 2]\n{\"id\":\"c\",\"text\":\"three\"}\n";
+    const char *p = put(f, "first_array.jsonl", lines, strlen(lines));
+    load(f, p, "dev");
+    assert_int_equal(la_table_nrows(f->t), 1);
+    expect_reject(f, 0, p, 1, "record: expected a JSON object, got another JSON value");
+}
+
 static void test_gzip_csv_by_inner_extension(void **state)
 {
     fixture *f = *state;
@@ -698,6 +738,7 @@ int main(void)
         T(test_zstd_skippable_frames),
         T(test_foreign_packing),
         T(test_foreign_encoding),
+        T(test_json_array),
         T(test_gzip_csv_by_inner_extension),
         T(test_dotted_path),
         T(test_joined_text_fields),
