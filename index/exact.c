@@ -93,7 +93,7 @@ la_status la_exact_find(const la_table *t, uint32_t heldout, la_pairs *out, la_e
         res->dup_of[i] = LA_NOT_DUP;
         if (!rows[i].norm || !rows[i].norm_len) continue;
         uint64_t key = rows[i].hash[1];
-        size_t at = shift < 64 ? (size_t)(key >> shift) : 0;
+        size_t at = (size_t)(key >> shift); /* cap >= 16: shift <= 60 */
         while (tab[at].row && tab[at].key != key) at = (at + 1) & (cap - 1);
         if (!tab[at].row) {
             tab[at] = (hash_slot){key, (uint32_t)i + 1, 0};

@@ -1,7 +1,8 @@
 /*
  * la_keysort.h - sorting (key, row) entries by key, stably: the bucketing step of the near tier
  * (LSH band keys, SimHash blocks and containment samples all become sorted multimaps, index/lsh.c),
- * the candidates, and rows by id (la_sort_rows_by_id, which keys them by their ids' bytes).
+ * the exact links, the candidates, and rows by id (la_sort_rows_by_id, which keys them by their ids'
+ * bytes).
  *
  * The CPU sort (util/keysort.c, the CPU backend's op) is an MSD radix sort of 8-bit digits; the CUDA
  * twin (kernels/keysort.cu, declared in near_cuda.h) is CUB's radix sort over the same entries. Both
