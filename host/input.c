@@ -272,27 +272,29 @@ static const char *foreign_packing(const unsigned char *u, size_t n, const char 
     return NULL;
 }
 
-/* UTF-16 or UTF-32 text, known by its byte-order mark: which, or NULL. FF and FE are no bytes of
- * UTF-8, so no UTF-8 text starts with one. */
-static const char *foreign_encoding(const unsigned char *u, size_t n)
+/* UTF-16 or UTF-32 text, known by its byte-order mark: which ("UTF-16", "UTF-32") and *order its
+ * byte order, or NULL. FF and FE are no bytes of UTF-8, so no UTF-8 text starts with one. */
+static const char *foreign_encoding(const unsigned char *u, size_t n, const char **order)
 {
-    if (n >= 4 && !memcmp(u, "\xFF\xFE\0\0", 4)) return "UTF-32 text (little-endian";
-    if (n >= 4 && !memcmp(u, "\0\0\xFE\xFF", 4)) return "UTF-32 text (big-endian";
-    if (n >= 2 && !memcmp(u, "\xFF\xFE", 2)) return "UTF-16 text (little-endian";
-    if (n >= 2 && !memcmp(u, "\xFE\xFF", 2)) return "UTF-16 text (big-endian";
+    *order = "little-endian";
+    if (n >= 4 && !memcmp(u, "\xFF\xFE\0\0", 4)) return "UTF-32";
+    if (n >= 2 && !memcmp(u, "\xFF\xFE", 2)) return "UTF-16";
+    *order = "big-endian";
+    if (n >= 4 && !memcmp(u, "\0\0\xFE\xFF", 4)) return "UTF-32";
+    if (n >= 2 && !memcmp(u, "\xFE\xFF", 2)) return "UTF-16";
     return NULL;
 }
 
-/* LA_EINPUT naming the packing or the encoding when the first bytes u[0 .. n) are one
- * foreign_packing or foreign_encoding knows. */
-static la_status refuse_packing(const char *path, const void *u, size_t n)
+/* LA_EINPUT naming the encoding or the packing when the first bytes u[0 .. n) are one
+ * foreign_encoding or foreign_packing knows. */
+static la_status refuse_foreign(const char *path, const void *u, size_t n)
 {
-    const char *enc = foreign_encoding(u, n);
+    const char *order, *enc = foreign_encoding(u, n, &order);
     if (enc)
         return la_error(LA_EINPUT,
-                        "%s: %s, by its byte-order mark); leakaudit reads UTF-8: convert it first (for example "
-                        "iconv -f %.6s -t UTF-8)",
-                        path, enc, enc);
+                        "%s: %s text (%s, by its byte-order mark); leakaudit reads UTF-8: convert it first (for "
+                        "example iconv -f %s -t UTF-8)",
+                        path, enc, order, enc);
     const char *undo, *what = foreign_packing(u, n, &undo);
     if (!what) return LA_OK;
     return la_error(LA_EINPUT,
@@ -305,7 +307,7 @@ static la_status refuse_packing(const char *path, const void *u, size_t n)
  * zstd; the fingerprint is set by the caller. */
 static la_status from_stored(const char *path, const la_limits *lim, char *raw, size_t n, la_input *out)
 {
-    la_status s = refuse_packing(path, raw, n);
+    la_status s = refuse_foreign(path, raw, n);
     if (s != LA_OK) {
         free(raw);
         return s;
@@ -413,7 +415,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
         fclose(f);
         return LA_OK;
     }
-    la_status refused = refuse_packing(path, magic, nm);
+    la_status refused = refuse_foreign(path, magic, nm);
     if (refused != LA_OK) {
         fclose(f);
         return refused;

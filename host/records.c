@@ -40,12 +40,18 @@ const char *la_format_name(la_format f)
     }
 }
 
+/* p past white space (blank lines too), at most to e. */
+static const char *past_space(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    return p;
+}
+
 int la_json_array_start(const la_input *in)
 {
-    const char *p = in->data + bom_len(in->data, in->len), *e = in->data + in->len;
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    const char *e = in->data + in->len, *p = past_space(skip_bom(in), e);
     if (p == e || *p != '[') return 0;
-    for (p++; p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'); p++) {}
+    p = past_space(p + 1, e);
     return p < e && (*p == '{' || *p == ']');
 }
 
@@ -56,10 +62,8 @@ la_format la_format_detect(const char *path, const la_input *in)
     if (!strcmp(ext, "jsonl") || !strcmp(ext, "ndjson") || !strcmp(ext, "json")) return LA_FMT_JSONL;
     if (!strcmp(ext, "csv")) return LA_FMT_CSV;
     if (!strcmp(ext, "tsv") || !strcmp(ext, "tab")) return LA_FMT_TSV;
-    if (la_json_array_start(in)) return LA_FMT_JSONL; /* refused by the loader, with why */
-    const char *p = skip_bom(in);
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-    if (*p == '{') return LA_FMT_JSONL;
+    const char *p = past_space(skip_bom(in), in->data + in->len);
+    if (*p == '{' || la_json_array_start(in)) return LA_FMT_JSONL; /* an array: refused by the loader, with why */
     const char *nl = strchr(p, '\n');
     const char *tab = strchr(p, '\t');
     if (tab && (!nl || tab < nl)) return LA_FMT_TSV;
