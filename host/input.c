@@ -272,6 +272,49 @@ static const char *foreign_packing(const unsigned char *u, size_t n, const char 
     return NULL;
 }
 
+/* What foreign_table found: a file the Python package reads (pyarrow), vectors, or another kind. */
+enum { TABLE_OTHER, TABLE_COLUMNAR, TABLE_VECTORS };
+
+/* A zip archive whose first entry's name (local header: its length at 26, the name at 30) starts
+ * with one of an Office document's parts. */
+static int office_zip(const unsigned char *u, size_t n)
+{
+    if (n < 30 || memcmp(u, "PK\x03\x04", 4)) return 0;
+    size_t len = (size_t)u[26] | (size_t)u[27] << 8;
+    static const char *const parts[] = {"[Content_Types].xml", "docProps/", "xl/", "word/", "ppt/"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        size_t k = strlen(parts[i]);
+        if (len >= k && n >= 30 + k && !memcmp(u + 30, parts[i], k)) return 1;
+    }
+    return 0;
+}
+
+/* A file of another kind than text, known by its first bytes: what it is, or NULL, and *kind. None
+ * of these starts with bytes a UTF-8 text file starts with: a text whose first line is `PAR1...`
+ * loads as text unless the next byte is binary too. */
+static const char *foreign_table(const unsigned char *u, size_t n, int *kind)
+{
+    *kind = TABLE_COLUMNAR;
+    /* Parquet: PAR1, then a column chunk's page header (thrift, a binary field header) */
+    if (n >= 5 && !memcmp(u, "PAR1", 4) && u[4] < 0x20 && u[4] != '\t' && u[4] != '\n' && u[4] != '\r')
+        return "a Parquet file";
+    if (n >= 8 && !memcmp(u, "ARROW1\0\0", 8)) return "an Arrow (Feather) file";
+    /* Arrow IPC stream: a continuation marker, then the metadata's length; Feather version 1 */
+    if (n >= 8 && !memcmp(u, "\xFF\xFF\xFF\xFF", 4) && u[7] == 0) return "an Arrow IPC stream";
+    if (n >= 5 && !memcmp(u, "FEA1", 4) && u[4] < 0x20 && u[4] != '\t' && u[4] != '\n' && u[4] != '\r')
+        return "a Feather (version 1) file";
+    *kind = TABLE_VECTORS;
+    if (n >= 6 && !memcmp(u, "\x93NUMPY", 6)) return "a NumPy array (.npy)";
+    *kind = TABLE_OTHER;
+    if (office_zip(u, n)) return "an Office document (Excel .xlsx or similar: a zip archive)";
+    if (n >= 16 && !memcmp(u, "SQLite format 3\0", 16)) return "an SQLite database";
+    if (n >= 8 && !memcmp(u, "\x89HDF\r\n\x1A\n", 8)) return "an HDF5 file";
+    if (n >= 8 && !memcmp(u, "\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", 8)) return "an Office document (Excel 97-2003 or similar)";
+    if (n >= 4 && !memcmp(u, "Obj\x01", 4)) return "an Avro file";
+    if (n >= 2 && u[0] == 0x80 && u[1] >= 2 && u[1] <= 5) return "a Python pickle";
+    return NULL;
+}
+
 /* UTF-16 or UTF-32 text, known by its byte-order mark: which ("UTF-16", "UTF-32") and *order its
  * byte order, or NULL. FF and FE are no bytes of UTF-8, so no UTF-8 text starts with one. */
 static const char *foreign_encoding(const unsigned char *u, size_t n, const char **order)
@@ -285,8 +328,8 @@ static const char *foreign_encoding(const unsigned char *u, size_t n, const char
     return NULL;
 }
 
-/* LA_EINPUT naming the encoding or the packing when the first bytes u[0 .. n) are one
- * foreign_encoding or foreign_packing knows. */
+/* LA_EINPUT naming the encoding, the kind of file or the packing when the first bytes u[0 .. n) are
+ * one foreign_encoding, foreign_table or foreign_packing knows. */
 static la_status refuse_foreign(const char *path, const void *u, size_t n)
 {
     const char *order, *enc = foreign_encoding(u, n, &order);
@@ -295,6 +338,21 @@ static la_status refuse_foreign(const char *path, const void *u, size_t n)
                         "%s: %s text (%s, by its byte-order mark); leakaudit reads UTF-8: convert it first (for "
                         "example iconv -f %s -t UTF-8)",
                         path, enc, order, enc);
+    int kind;
+    const char *table = foreign_table(u, n, &kind);
+    if (table && kind == TABLE_COLUMNAR)
+        return la_error(LA_EINPUT,
+                        "%s: %s; leakaudit reads JSON Lines, CSV and TSV: convert it first, or give it to the Python "
+                        "package, which reads Parquet, Arrow and Feather files (leakaudit.audit(dev=..., test=...), "
+                        "README: From Python)",
+                        path, table);
+    if (table && kind == TABLE_VECTORS)
+        return la_error(LA_EINPUT,
+                        "%s: %s, not rows; vectors for the rows of a partition go to --embeddings PART=FILE.npy",
+                        path, table);
+    if (table)
+        return la_error(LA_EINPUT, "%s: %s; leakaudit reads JSON Lines, CSV and TSV: export the rows to one first",
+                        path, table);
     const char *undo, *what = foreign_packing(u, n, &undo);
     if (!what) return LA_OK;
     return la_error(LA_EINPUT,
@@ -409,7 +467,7 @@ la_status la_input_blocks_open(const char *path, const la_limits *lim, la_input_
     FILE *f = fopen(path, "rb");
     if (!f) return LA_OK; /* the whole-file reader says why */
     struct stat st;
-    unsigned char magic[16] = {0};
+    unsigned char magic[64] = {0}; /* enough for an Office document's first zip entry */
     size_t nm = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? fread(magic, 1, sizeof magic, f) : 0;
     if (nm == 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);

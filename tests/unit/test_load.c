@@ -592,6 +592,47 @@ static void test_foreign_packing(void **state)
     assert_string_equal(row(f, "x1")->text, "starts like bzip2");
 }
 
+/* Files of other kinds than text (Parquet, Arrow, Feather, NumPy, pickle, SQLite, HDF5, Office), known
+ * by their first bytes as their writers make them: a clear failure naming the file and its kind, and
+ * where the Python package reads it (pyarrow) or --embeddings takes it, saying so; text whose first
+ * line only starts like one loads. */
+static void test_foreign_table(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *bytes;
+        size_t n;
+        const char *says, *also;
+    } kinds[] = {
+        {"PAR1\x15\x04\x15\x10\x15\x14L", 11, "a Parquet file", "the Python package, which reads Parquet"},
+        {"ARROW1\0\0\xFF\xFF\xFF\xFF", 12, "an Arrow (Feather) file", "the Python package"},
+        {"\xFF\xFF\xFF\xFF\x78\0\0\0\x10\0", 10, "an Arrow IPC stream", "the Python package"},
+        {"FEA1\0\0\0\0", 8, "a Feather (version 1) file", "the Python package"},
+        {"\x93NUMPY\x01\0v\0", 10, "a NumPy array (.npy), not rows", "--embeddings PART=FILE.npy"},
+        {"\x80\x04\x95\x10\0", 5, "a Python pickle", "export the rows"},
+        {"SQLite format 3\0\x10\0", 18, "an SQLite database", "export the rows"},
+        {"\x89HDF\r\n\x1A\n\0\0", 10, "an HDF5 file", "export the rows"},
+        {"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1\0", 9, "an Office document (Excel 97-2003", "export the rows"},
+        {"PK\x03\x04\x14\0\0\0\x08\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x13\0\0\0[Content_Types].xml", 49,
+         "an Office document (Excel .xlsx", "export the rows"},
+        {"PK\x03\x04\x14\0\0\0\x08\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x09\0\0\0dev.jsonl", 39, "a zip archive",
+         "extract it first"},
+    };
+    const char *p = put(f, "table.jsonl", "", 0);
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        FILE *fp = fopen(p, "wb");
+        assert_non_null(fp);
+        assert_int_equal(fwrite(kinds[i].bytes, 1, kinds[i].n, fp), kinds[i].n);
+        assert_int_equal(fclose(fp), 0);
+        expect_refused(f, p, kinds[i].says, kinds[i].also);
+    }
+    assert_int_equal(la_table_nrows(f->t), 0);
+    load(f, put_str(f, "par.csv", "PAR1,id,text\nzz,p1,starts like Parquet\n"), "dev");
+    load(f, put_str(f, "obj.tsv", "Obj\tid\ttext\nzz\tp2\tstarts like Avro but is text\n"), "dev");
+    assert_string_equal(row(f, "p1")->text, "starts like Parquet");
+    assert_string_equal(row(f, "p2")->text, "starts like Avro but is text");
+}
+
 /* UTF-16 and UTF-32 text, known by its byte-order mark: a clear failure asking for UTF-8, from the
  * loader and the whole-file reader, whatever the format. */
 static void test_foreign_encoding(void **state)
@@ -738,6 +779,7 @@ int main(void)
         T(test_zstd_skippable_frames),
         T(test_foreign_packing),
         T(test_foreign_encoding),
+        T(test_foreign_table),
         T(test_json_array),
         T(test_gzip_csv_by_inner_extension),
         T(test_dotted_path),
