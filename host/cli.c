@@ -131,6 +131,32 @@ static int input_like(const char *name)
            !strcmp(ext, "tsv") || !strcmp(ext, "tab");
 }
 
+/* What a file a folder holds is, when it is rows in a form leakaudit does not read (by its name):
+ * a columnar table or a spreadsheet, or an input-like name under a packing the readers do not undo;
+ * NULL for anything else (a README, a licence, a script). */
+static const char *unread_rows(const char *name)
+{
+    static const struct {
+        const char *ext, *what;
+        int packing; /* only around a name that would be an input: train.jsonl.xz, not notes.xz */
+    } kinds[] = {
+        {".parquet", "Parquet", 0}, {".arrow", "Arrow", 0}, {".feather", "Feather", 0}, {".avro", "Avro", 0},
+        {".orc", "ORC", 0}, {".xlsx", "a spreadsheet", 0}, {".xls", "a spreadsheet", 0}, {".ods", "a spreadsheet", 0},
+        {".zip", "a zip archive", 0}, {".7z", "a 7-Zip archive", 0}, {".xz", "xz-compressed", 1},
+        {".bz2", "bzip2-compressed", 1}, {".lz4", "lz4-compressed", 1}, {".br", "brotli-compressed", 1},
+    };
+    size_t n = strlen(name);
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        size_t m = strlen(kinds[k].ext);
+        if (n <= m || strcasecmp(name + n - m, kinds[k].ext)) continue;
+        if (!kinds[k].packing) return kinds[k].what;
+        char inner[NAME_MAX + 1];
+        snprintf(inner, sizeof inner, "%.*s", (int)(n - m), name);
+        return input_like(inner) ? kinds[k].what : NULL;
+    }
+    return NULL;
+}
+
 static int cmp_name(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
 
 /* Every input-like file under dir (hidden entries skipped), in name order, folder by folder. */
@@ -164,6 +190,13 @@ static la_status add_folder(la_cli *c, const char *part, const char *dir, const 
         else if (S_ISREG(st.st_mode) && input_like(names[k])) {
             const char *kept = keep(c, full, (size_t)len);
             s = kept ? add_one(c, part, kept) : la_error(LA_ENOMEM, "out of memory");
+        } else if (S_ISREG(st.st_mode) && unread_rows(names[k])) {
+            /* left out as the folder rule says, but said: la_cli_finish warns, and an empty folder's
+             * error names it */
+            if (!c->left_out++) {
+                c->left_kind = unread_rows(names[k]);
+                if (!(c->left_example = keep(c, full, (size_t)len))) s = la_error(LA_ENOMEM, "out of memory");
+            }
         }
     }
     for (size_t k = 0; k < n; k++) free(names[k]);
@@ -171,14 +204,23 @@ static la_status add_folder(la_cli *c, const char *part, const char *dir, const 
     return s;
 }
 
+/* What to do about files left out of a folder (unread_rows). */
+#define LEFT_OUT_HINT                                                                                        \
+    ": convert them to JSON Lines, CSV or TSV (or decompress them), or give Parquet, Arrow and Feather files " \
+    "to the Python package (README: From Python)"
+
 /* One input as given: a file, a folder (every input-like file in it), or a pattern (glob(3)). */
 static la_status add_input(la_cli *c, const char *part, const char *path)
 {
     if (!path[0]) return la_error(LA_EINVAL, "empty file name");
     struct stat st;
     if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        size_t before = c->ninputs;
+        size_t before = c->ninputs, left = c->left_out;
         LA_TRY(add_folder(c, part, path, path, 0));
+        if (c->ninputs == before && c->left_out > left)
+            return la_error(LA_EINVAL, "%s: the folder holds no .jsonl, .json, .csv or .tsv file (.gz and .zst "
+                                       "included), only files leakaudit does not read, such as %s (%s)%s",
+                            path, c->left_example, c->left_kind, LEFT_OUT_HINT);
         if (c->ninputs == before)
             return la_error(LA_EINVAL, "%s: the folder holds no .jsonl, .json, .csv or .tsv file (.gz and .zst "
                                        "included)", path);
@@ -536,6 +578,10 @@ la_status la_cli_finish(la_cli *c)
     c->load.known_parts = c->known;
     c->load.nknown = c->nknown;
     if (c->ninputs == 0) return la_error(LA_EINVAL, "no input files (give --dev FILE --test FILE, --part NAME=FILE or FILE...)");
+    if (c->left_out && !c->quiet)
+        fprintf(stderr, "leakaudit %s: warning: left out %zu file%s of the input folders holding rows it does not read, "
+                        "such as %s (%s)%s\n",
+                c->command, c->left_out, c->left_out == 1 ? "" : "s", c->left_example, c->left_kind, LEFT_OUT_HINT);
     size_t stdin_uses = 0;
     for (size_t k = 0; k < c->ninputs; k++) stdin_uses += !strcmp(c->inputs[k].path, "-");
     if (stdin_uses > 1) return la_error(LA_EINVAL, "standard input ('-') can be read only once");

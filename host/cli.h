@@ -60,6 +60,9 @@ typedef struct la_cli {
     la_gate gate;              /* --fail-on */
     int threads;
     int quiet;
+    size_t left_out;            /* files in input folders left out that hold rows leakaudit cannot read */
+    const char *left_example;   /* the first of them, and what it is */
+    const char *left_kind;
 } la_cli;
 
 /* The long options every input-reading command accepts; ids are LA_OPT_* below. */
