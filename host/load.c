@@ -109,6 +109,7 @@ static const char *keys_hint(const la_jrec *rec, const char *path, char out[300]
     out[0] = '\0';
     const char *at = NULL, *k;
     size_t kn, w = 0, count = 0;
+    char sep = 0; /* the separator a lone key holds: a file of another delimiter read as CSV */
     la_jval v;
     while (la_jval_next(cur, &at, &v, &k, &kn)) {
         if (!count) w = (size_t)snprintf(out, 300, "; %s has keys ", where);
@@ -116,12 +117,16 @@ static const char *keys_hint(const la_jrec *rec, const char *path, char out[300]
         char *key = kn < sizeof small ? small : malloc(kn + 1);
         if (!key) break;
         key[la_jkey_decode(k, kn, key)] = '\0';
+        sep = count ? 0 : strchr(key, ';') ? ';' : strchr(key, '|') ? '|' : 0;
         int full = w + strlen(key) + 8 >= 300 || count == 12;
         if (full) snprintf(out + w, 300 - w, ", ...");
         else w += (size_t)snprintf(out + w, 300 - w, "%s%s", count++ ? ", " : "", key);
         if (key != small) free(key);
         if (full) break;
     }
+    if (sep && count == 1 && w < 300)
+        snprintf(out + w, 300 - w, " (one column: are its fields separated by '%c'? CSV is read with commas, TSV with tabs)",
+                 sep);
     return out;
 }
 

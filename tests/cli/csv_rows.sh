@@ -47,4 +47,14 @@ la audit --dev duph.tsv --test test.jsonl --out duph
 expect_rc 2
 expect_has err.txt "duph.tsv:1: header: column 'id' appears twice (columns 1 and 3)"
 
+check "a file separated by semicolons, read as CSV, is one column: the error asks about the separator"
+printf 'id;text\nd1;Ann has 3 apples\n' >semi.csv
+la audit --dev semi.csv --test test.jsonl --out semi
+expect_rc 2
+expect_has err.txt "semi.csv:2: text: missing; expected a string; the record has keys id;text (one column: are its fields separated by ';'? CSV is read with commas, TSV with tabs)"
+printf 'id,text;x\nd1,Ann has 3 apples\n' >comma.csv
+la audit --dev comma.csv --test test.jsonl --out semi
+expect_rc 2
+expect_lacks err.txt "one column"
+
 pass
