@@ -391,12 +391,134 @@ static void read_part(const pending *p, checked *c, const la_jrec *rec)
     reason(c, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)", shown(name, n, sh), list);
 }
 
+/* Where a text field's path has a segment that is "*" alone: its offset, or -1. */
+static long wild_at(const char *path)
+{
+    for (const char *s = path; (s = strchr(s, '*')); s++)
+        if ((s == path || s[-1] == '.') && (s[1] == '.' || !s[1])) return (long)(s - path);
+    return -1;
+}
+
+/* The value at the dotted path[0..n) below v (array indices and names, empty segments skipped; a
+ * "*" segment is handled by wild_each before this). Absent or null: p NULL. */
+static la_jval below(la_jval v, const char *path, size_t n)
+{
+    la_jval none = {NULL, 0};
+    for (size_t i = 0; i < n && v.p;) {
+        const char *dot = memchr(path + i, '.', n - i);
+        size_t sl = dot ? (size_t)(dot - (path + i)) : n - i;
+        if (sl) v = la_jval_member(v, path + i, sl);
+        i += sl + 1;
+    }
+    return v.p && la_jval_type(v) != LA_JNULL ? v : none;
+}
+
+/* Strings a wildcard path reaches below v, in order: path[0..n) may hold further "*" segments. Each
+ * string's literal length (an upper bound of its bytes) into *bytes and the count into *count; with
+ * out set, the decoded strings are written there joined by newlines (*w bytes so far). A value that
+ * is neither a string, null nor absent is a reason naming the field and returns 0. */
+static int wild_each(checked *c, const char *field, la_jval v, const char *path, size_t n, size_t *count,
+                     size_t *bytes, char *out, size_t *w)
+{
+    const char *star = NULL;
+    for (size_t i = 0; i < n && !star; i++)
+        if (path[i] == '*' && (i == 0 || path[i - 1] == '.') && (i + 1 == n || path[i + 1] == '.')) star = path + i;
+    la_jval at = star ? below(v, path, (size_t)(star - path)) : below(v, path, n);
+    if (!at.p) return 1;
+    if (!star) {
+        if (la_jval_type(at) != LA_JSTRING) {
+            reason(c, field, "expected strings where the '*' reaches, got %s", type_name(at));
+            return 0;
+        }
+        if (out) {
+            if (*count) out[(*w)++] = '\n';
+            size_t pn;
+            const char *plain = la_jval_plain(at, &pn);
+            if (plain) memcpy(out + *w, plain, pn);
+            else pn = la_jval_string(at, out + *w);
+            *w += pn;
+        }
+        *bytes += at.n;
+        (*count)++;
+        return 1;
+    }
+    la_jtype t = la_jval_type(at);
+    if (t != LA_JARRAY && t != LA_JOBJECT) {
+        reason(c, field, "expected an array or object where the '*' stands, got %s", type_name(at));
+        return 0;
+    }
+    size_t rest = (size_t)(star - path) + 1 < n ? n - (size_t)(star - path) - 2 : 0;
+    const char *after = star + 2;
+    const char *it = NULL, *k;
+    size_t kn;
+    la_jval e;
+    while (la_jval_next(at, &it, &e, &k, &kn))
+        if (!wild_each(c, field, e, rest ? after : "", rest, count, bytes, out, w)) return 0;
+    return 1;
+}
+
+/* A text field with a "*" segment: every string it reaches, joined by newlines, into *text (a buffer
+ * the record owns); 0 with no reason when it reaches none (missing), 0 with a reason when a value is
+ * of another kind or memory ran out. */
+static int read_wild(checked *c, const la_jrec *rec, const char *field, const char **text, size_t *len)
+{
+    size_t count = 0, bytes = 0, w = 0;
+    la_jval all = la_jrec_value(rec);
+    if (!wild_each(c, field, all, field, strlen(field), &count, &bytes, NULL, &w) || !count) return 0;
+    char *d = c->ndecoded < sizeof c->decoded / sizeof *c->decoded ? malloc(bytes + count) : NULL;
+    if (!d) {
+        c->st = LA_ENOMEM;
+        return 0;
+    }
+    c->decoded[c->ndecoded++] = d;
+    count = 0;
+    wild_each(c, field, all, field, strlen(field), &count, &bytes, d, &w);
+    d[w] = '\0';
+    *text = d;
+    *len = w;
+    return 1;
+}
+
+/* For a text field that holds an array: the --text-field that would take its strings, or "". */
+static const char *array_hint(la_jval v, const char *field, char out[300])
+{
+    out[0] = '\0';
+    const char *it = NULL, *k;
+    size_t kn;
+    la_jval e;
+    if (!la_jval_next(v, &it, &e, &k, &kn)) return out;
+    if (la_jval_type(e) == LA_JSTRING) {
+        snprintf(out, 300, " (--text-field '%s.*' joins its strings)", field);
+    } else if (la_jval_type(e) == LA_JOBJECT) {
+        static const char *const names[] = {"content", "text", "value"}; /* chat and conversation rows */
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+            la_jval m = la_jval_member(e, names[i], strlen(names[i]));
+            if (m.p && la_jval_type(m) == LA_JSTRING) {
+                snprintf(out, 300, " of objects (--text-field '%s.*.%s' joins each one's %s)", field, names[i], names[i]);
+                return out;
+            }
+        }
+        snprintf(out, 300, " of objects (--text-field '%s.*.KEY' joins each one's KEY)", field);
+    }
+    return out;
+}
+
 /* The text fields that are strings of valid UTF-8, into texts/lens; returns how many. */
 static size_t read_texts(const pending *p, checked *c, const la_jrec *rec, const char **texts, size_t *lens)
 {
     const la_load_opts *o = &p->L->opts;
     size_t ntextok = 0;
     for (size_t k = 0; k < o->ntext; k++) {
+        if (wild_at(o->text_fields[k]) >= 0) {
+            size_t before = c->nreasons;
+            if (read_wild(c, rec, o->text_fields[k], &texts[ntextok], &lens[ntextok])) {
+                if (check_utf8(c, o->text_fields[k], texts[ntextok], lens[ntextok])) ntextok++;
+            } else if (c->nreasons == before && c->st == LA_OK && o->require_text) {
+                reason(c, o->text_fields[k], "missing; expected strings where the '*' reaches (choose with --text-field F, "
+                                             "or for one partition --text-field PART=F)");
+            }
+            continue;
+        }
         la_jval tv = la_jrec_get(rec, o->text_fields[k]);
         if (!tv.p) {
             char keys[300];
@@ -404,7 +526,9 @@ static size_t read_texts(const pending *p, checked *c, const la_jrec *rec, const
                 reason(c, o->text_fields[k], "missing; expected a string%s (choose with --text-field F, or for one "
                        "partition --text-field PART=F)", keys_hint(rec, o->text_fields[k], keys));
         } else if (la_jval_type(tv) != LA_JSTRING) {
-            reason(c, o->text_fields[k], "expected a string, got %s", type_name(tv));
+            char hint[300];
+            reason(c, o->text_fields[k], "expected a string, got %s%s", type_name(tv),
+                   la_jval_type(tv) == LA_JARRAY ? array_hint(tv, o->text_fields[k], hint) : "");
         } else if (str_of(c, tv, &texts[ntextok], &lens[ntextok]) &&
                    check_utf8(c, o->text_fields[k], texts[ntextok], lens[ntextok])) {
             ntextok++;

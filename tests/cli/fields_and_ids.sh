@@ -93,4 +93,32 @@ la audit --dev fam_dev.jsonl --test fam_test.jsonl --family-field topic --date-f
 expect_rc 1
 expect_has late/assignments.jsonl '"id":"b","split_in":"dev","split_out":"quarantine"'
 
+check "a '*' segment joins a chat row's turns; an array text field's reject says which path reads it"
+cat >chat_dev.jsonl <<'J'
+{"id":"w1","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Tom has \"5\" pens\u0021"},{"role":"assistant","content":null,"tool_calls":[]}]}
+{"id":"w2","messages":[]}
+{"id":"w3","messages":[{"role":"user","content":7}]}
+{"id":"w4","messages":"a plain string"}
+{"id":"w5","conv":[{"turns":[{"text":"one"},{"text":"two"}]},{"turns":[{"text":"three"}]}]}
+J
+cat >chat_test.jsonl <<'J'
+{"id":"e1","text":"Be brief.\nTom has \"5\" pens!"}
+{"id":"e2","text":"one\ntwo\nthree"}
+J
+la audit --dev chat_dev.jsonl --test chat_test.jsonl --text-field dev=messages --out chat0
+expect_rc 2
+expect_has err.txt "chat_dev.jsonl:1: messages: expected a string, got an array of objects (--text-field 'messages.*.content' joins each one's content)"
+la audit --dev chat_dev.jsonl --test chat_test.jsonl --text-field 'dev=messages.*.content' --normalize none --embed none \
+    --near off --on-invalid reject --out chat1
+expect_rc 1
+expect_has chat1/pairs.jsonl '"id_a":"w1","split_a":"dev","id_b":"e1","split_b":"test","kinds":["exact"]'
+expect_has chat1/rejects.jsonl "messages.*.content: missing; expected strings where the '*' reaches"
+expect_has chat1/rejects.jsonl "messages.*.content: expected strings where the '*' reaches, got a number"
+expect_has chat1/rejects.jsonl "messages.*.content: expected an array or object where the '*' stands, got a string"
+[ "$(grep -c . chat1/rejects.jsonl)" = 4 ] || fail "w2, w3, w4 and w5 are the rejects"
+la audit --dev chat_dev.jsonl --test chat_test.jsonl --text-field 'dev=conv.*.turns.*.text' --normalize none --embed none \
+    --near off --on-invalid reject --out chat2
+expect_rc 1
+expect_has chat2/pairs.jsonl '"id_a":"w5","split_a":"dev","id_b":"e2","split_b":"test","kinds":["exact"]'
+
 pass

@@ -265,7 +265,7 @@ static void test_text_rules(void **state)
     assert_int_equal(la_table_nrows(f->t), 1);
     expect_reject(f, 0, p, 2, "text: missing; expected a string; the record has keys id (choose with --text-field F, or for one partition --text-field PART=F)");
     expect_reject(f, 1, p, 3, "text: expected a string, got a number");
-    expect_reject(f, 2, p, 4, "text: expected a string, got an array");
+    expect_reject(f, 2, p, 4, "text: expected a string, got an array (--text-field 'text.*' joins its strings)");
     expect_reject(f, 3, p, 5, "text: expected a string, got an object");
     assert_string_equal(f->L.rejects[0].id, "b"); /* the reject keeps its id for the report */
     expect_counts(f, 0, 5, 4);
