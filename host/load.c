@@ -261,6 +261,14 @@ static int str_of(checked *c, la_jval v, const char **out, size_t *n)
 /* A string value the table keeps: valid UTF-8 and no NUL (C strings would end there, so "a\u0000b"
  * and "a" would be one id). In a line of valid UTF-8 (c->bad_utf8 < 0) every string is: its bytes
  * are the line's between ASCII quotes and escapes, and escapes decode to valid UTF-8. */
+/* For invalid UTF-8 at s[at] (of n bytes): a hint when the byte stands alone, not followed by a
+ * continuation byte, as a single-byte encoding's letters and quotes are; else "". */
+static const char *single_byte_hint(const char *s, size_t n, long at)
+{
+    int lone = (size_t)at + 1 >= n || ((unsigned char)s[at + 1] & 0xC0) != 0x80;
+    return lone ? "; Latin-1 or Windows-1252 text? convert the file first: iconv -f WINDOWS-1252 -t UTF-8" : "";
+}
+
 static int check_utf8(checked *c, const char *field, const char *s, size_t n)
 {
     const char *nul = memchr(s, '\0', n);
@@ -271,7 +279,8 @@ static int check_utf8(checked *c, const char *field, const char *s, size_t n)
     if (c->bad_utf8 < 0) return 1;
     long at = utf8_invalid_at(s, n);
     if (at < 0) return 1;
-    reason(c, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value)", (unsigned char)s[at], at);
+    reason(c, field, "invalid UTF-8 (byte 0x%02x at offset %ld of the value%s)", (unsigned char)s[at], at,
+           single_byte_hint(s, n, at));
     return 0;
 }
 
@@ -833,8 +842,8 @@ static la_status commit_record(pending *p, checked *c, uint32_t line)
     if (o->embedding_field) settle_embedding(L, c);
     /* the record as a whole */
     if (c->nreasons == 0 && c->bad_utf8 >= 0)
-        reason(c, "record", "invalid UTF-8 (byte 0x%02x at offset %ld of the line)",
-               (unsigned char)c->row.raw[c->bad_utf8], c->bad_utf8);
+        reason(c, "record", "invalid UTF-8 (byte 0x%02x at offset %ld of the line%s)",
+               (unsigned char)c->row.raw[c->bad_utf8], c->bad_utf8, single_byte_hint(c->row.raw, c->rawlen, c->bad_utf8));
     if (part != LA_NO_PART && part < LA_MAX_PART_COUNT) c->row.ordinal = (uint32_t)L->part_records[part]++;
     if (c->st != LA_OK) return la_error(c->st, "out of memory");
     if (c->nreasons) return push_reject(p, c, part);

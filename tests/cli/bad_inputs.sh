@@ -63,7 +63,7 @@ printf '%s\n' '{"id":"t1","text":"ok"}' '{"id":"t2","question":"text under anoth
 bad_case missing-text "notext.jsonl:2: text: missing; expected a string" --dev dev.jsonl --test notext.jsonl
 
 printf '{"id":"t1","text":"caf\xe9 in Latin-1"}\n' >latin1.jsonl
-bad_case invalid-utf8 "latin1.jsonl:1: text: invalid UTF-8 (byte 0xe9 at offset 3 of the value)" \
+bad_case invalid-utf8 "latin1.jsonl:1: text: invalid UTF-8 (byte 0xe9 at offset 3 of the value; Latin-1 or Windows-1252 text? convert the file first: iconv -f WINDOWS-1252 -t UTF-8)" \
     --dev dev.jsonl --test latin1.jsonl
 
 printf '%s\n' '{"id":"a","split":"dev","text":"x"}' '{"id":"b","split":"test","text":"y"}' \

@@ -285,13 +285,13 @@ static void test_invalid_utf8(void **state)
     load(f, p, "dev");
     assert_int_equal(la_table_nrows(f->t), 1);
     assert_int_equal(f->L.nrejects, 6);
-    expect_reject(f, 0, p, 1, "text: invalid UTF-8 (byte 0xff at offset 4 of the value)");
-    expect_reject(f, 1, p, 2, "id: invalid UTF-8 (byte 0xfe at offset 1 of the value)");
+    expect_reject(f, 0, p, 1, "text: invalid UTF-8 (byte 0xff at offset 4 of the value; Latin-1 or Windows-1252 text? convert the file first: iconv -f WINDOWS-1252 -t UTF-8)");
+    expect_reject(f, 1, p, 2, "id: invalid UTF-8 (byte 0xfe at offset 1 of the value; Latin-1 or Windows-1252 text? convert the file first: iconv -f WINDOWS-1252 -t UTF-8)");
     expect_reject(f, 2, p, 3, "text: invalid UTF-8 (byte 0xc0 at offset 9 of the value)");
     expect_reject(f, 3, p, 4, "text: invalid UTF-8 (byte 0xed at offset 10 of the value)");
-    expect_reject(f, 4, p, 5, "text: invalid UTF-8 (byte 0xe1 at offset 4 of the value)");
+    expect_reject(f, 4, p, 5, "text: invalid UTF-8 (byte 0xe1 at offset 4 of the value)"); /* cut UTF-8: no hint */
     /* a field that is not read still has to be valid: the raw record is passed through */
-    expect_reject(f, 5, p, 6, "record: invalid UTF-8 (byte 0x80 at offset 30 of the line)");
+    expect_reject(f, 5, p, 6, "record: invalid UTF-8 (byte 0x80 at offset 30 of the line; Latin-1 or Windows-1252 text? convert the file first: iconv -f WINDOWS-1252 -t UTF-8)");
     assert_string_equal(row(f, "g")->text, "Vi\xe1\xbb\x87t \xe4\xb8\xad\xe6\x96\x87 ok");
 }
 
