@@ -1,13 +1,15 @@
 /*
  * cmd_embed.c - `leakaudit embed FILE... --out X.npy`: sentence vectors of every record's text with
  * the built-in encoder, one float32 row per record in input order, for --embeddings later or for
- * any other tool, and beside them X.npy.json, the model that made them (vec_origin.h). Inputs: JSONL, CSV or TSV (the text field, default "text"), or plain text files
- * (.txt: one text per line).
+ * any other tool, and beside them X.npy.json, the model that made them (vec_origin.h). Inputs: JSONL,
+ * CSV or TSV (the text fields, default "text", read as audit reads them: la_record_text), or plain
+ * text files (.txt: one text per line).
  */
 #include "cli.h"
 #include "la_alloc.h"
 #include "commands.h"
 #include "input.h"
+#include "load.h"
 #include "model.h"
 #include "npy.h"
 #include "progress.h"
@@ -30,7 +32,8 @@ static const char k_help[] =
     "threshold, margin and grades, names it in the report, and refuses vectors of two models.\n"
     "\n"
     "  --out X.npy          output file (required; X.npy.json is written beside it)\n"
-    "  --text-field F       the text field of JSONL/CSV/TSV records (default text)\n"
+    "  --text-field F       the text field of JSONL/CSV/TSV records (default text); as audit reads\n"
+    "                       it: repeat to join several with a newline, dotted paths, '*' segments\n"
     "  --format auto|jsonl|csv|tsv|txt  input format (default auto; .txt files: one text per line)\n"
     "  --model NAME|DIR     installed model name or a model folder (default " LA_MODEL_DEFAULT "; when a\n"
     "                       text is not English a note names " LA_MODEL_MULTILINGUAL ", which audit\n"
@@ -46,11 +49,14 @@ typedef struct texts {
     char **v;
     size_t *len;
     size_t n, cap;
-    const char *field, *path;
+    const char *fields[LA_MAX_TEXT_FIELDS];
+    size_t nfields;
+    const char *path;
     la_status err;
 } texts;
 
-static la_status push(texts *t, const char *s, size_t n)
+/* Keep text s[0..n) (taken over when own, else copied). */
+static la_status push_text(texts *t, char *s, size_t n, int own)
 {
     if (t->n == t->cap) {
         size_t nc = t->cap ? 2 * t->cap : 1024;
@@ -58,23 +64,38 @@ static la_status push(texts *t, const char *s, size_t n)
         if (v) t->v = v;
         size_t *l = realloc(t->len, nc * sizeof *l);
         if (l) t->len = l;
-        if (!v || !l) return la_error(LA_ENOMEM, "out of memory");
+        if (!v || !l) {
+            if (own) free(s);
+            return la_error(LA_ENOMEM, "out of memory");
+        }
         t->cap = nc;
     }
-    if (!(t->v[t->n] = la_strndup(s, n))) return la_error(LA_ENOMEM, "out of memory");
+    if (!(t->v[t->n] = own ? s : la_strndup(s, n))) return la_error(LA_ENOMEM, "out of memory");
     t->len[t->n++] = n;
     return LA_OK;
 }
+
+static la_status push(texts *t, const char *s, size_t n) { return push_text(t, (char *)s, n, 0); }
 
 static la_status on_record(void *ctx, json_object *rec, const char *raw, size_t rawlen, uint32_t line,
                            const char *perr)
 {
     texts *t = ctx;
+    (void)raw, (void)rawlen;
     if (!rec) return la_error(LA_EINPUT, "%s:%u: %s", t->path, line, perr ? perr : "cannot parse the record");
-    json_object *x;
-    if (!json_object_object_get_ex(rec, t->field, &x) || !json_object_is_type(x, json_type_string))
-        return la_error(LA_EINPUT, "%s:%u: %s: missing or not a string (set --text-field)", t->path, line, t->field);
-    return push(t, json_object_get_string(x), (size_t)json_object_get_string_len(x));
+    /* the record as JSON text (a CSV row's too), read as audit reads a row's text */
+    size_t n;
+    const char *json = json_object_to_json_string_length(rec, JSON_C_TO_STRING_PLAIN, &n);
+    if (!json) return la_error(LA_ENOMEM, "out of memory");
+    char *text;
+    size_t len;
+    la_status s = la_record_text(json, n, t->fields, t->nfields, &text, &len);
+    if (s == LA_EINPUT) {
+        char why[700];
+        snprintf(why, sizeof why, "%s", la_last_error());
+        return la_error(LA_EINPUT, "%s:%u: %s", t->path, line, why);
+    }
+    return s == LA_OK ? push_text(t, text, len, 1) : s;
 }
 
 static la_status read_txt(texts *t, const la_input *in)
@@ -110,7 +131,6 @@ int la_cmd_embed(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const char *out = NULL, *model = NULL, *fmt_s = "auto";
     texts t = {0};
-    t.field = "text";
     int threads = 0, quiet = 0, c;
     long batch = 0;
     la_progress_mode pmode = LA_PROGRESS_AUTO;
@@ -118,7 +138,13 @@ int la_cmd_embed(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
-        case 'f': t.field = optarg; break;
+        case 'f':
+            if (t.nfields == LA_MAX_TEXT_FIELDS) {
+                fprintf(stderr, "leakaudit embed: --text-field: at most %d fields\n", LA_MAX_TEXT_FIELDS);
+                return LA_EXIT_USAGE;
+            }
+            t.fields[t.nfields++] = optarg;
+            break;
         case 'F': fmt_s = optarg; break;
         case 'm': model = optarg; break;
         case 't': {
@@ -149,6 +175,7 @@ int la_cmd_embed(int argc, char **argv)
         default: fprintf(stderr, "leakaudit embed: see leakaudit embed --help\n"); return LA_EXIT_USAGE;
         }
     }
+    if (!t.nfields) t.fields[t.nfields++] = "text";
     if (!out || optind >= argc) {
         fprintf(stderr, "leakaudit embed: %s (see leakaudit embed --help)\n",
                 !out ? "--out X.npy is required" : "no input files");

@@ -166,6 +166,7 @@ typedef struct checked {
     char *decoded[LA_MAX_TEXT_FIELDS + 8]; /* string values with escapes, decoded (str_of) */
     size_t ndecoded;
     la_status st;         /* allocation failures */
+    int no_parts;         /* la_record_text: no partitions to name in a hint */
 } checked;
 
 static void reason(checked *c, const char *field, const char *fmt, ...)
@@ -513,18 +514,18 @@ static const char *array_hint(la_jval v, const char *field, char out[300])
 }
 
 /* The text fields that are strings of valid UTF-8, into texts/lens; returns how many. */
-static size_t read_texts(const pending *p, checked *c, const la_jrec *rec, const char **texts, size_t *lens)
+static size_t read_texts(const la_load_opts *o, checked *c, const la_jrec *rec, const char **texts, size_t *lens)
 {
-    const la_load_opts *o = &p->L->opts;
     size_t ntextok = 0;
+    const char *per_part = c->no_parts ? "" : ", or for one partition --text-field PART=F";
     for (size_t k = 0; k < o->ntext; k++) {
         if (wild_at(o->text_fields[k]) >= 0) {
             size_t before = c->nreasons;
             if (read_wild(c, rec, o->text_fields[k], &texts[ntextok], &lens[ntextok])) {
                 if (check_utf8(c, o->text_fields[k], texts[ntextok], lens[ntextok])) ntextok++;
             } else if (c->nreasons == before && c->st == LA_OK && o->require_text) {
-                reason(c, o->text_fields[k], "missing; expected strings where the '*' reaches (choose with --text-field F, "
-                                             "or for one partition --text-field PART=F)");
+                reason(c, o->text_fields[k], "missing; expected strings where the '*' reaches (choose with --text-field F%s)",
+                       per_part);
             }
             continue;
         }
@@ -532,8 +533,8 @@ static size_t read_texts(const pending *p, checked *c, const la_jrec *rec, const
         if (!tv.p) {
             char keys[300];
             if (o->require_text)
-                reason(c, o->text_fields[k], "missing; expected a string%s (choose with --text-field F, or for one "
-                       "partition --text-field PART=F)", keys_hint(rec, o->text_fields[k], keys));
+                reason(c, o->text_fields[k], "missing; expected a string%s (choose with --text-field F%s)",
+                       keys_hint(rec, o->text_fields[k], keys), per_part);
         } else if (la_jval_type(tv) != LA_JSTRING) {
             char hint[300];
             reason(c, o->text_fields[k], "expected a string, got %s%s", type_name(tv),
@@ -758,7 +759,7 @@ static void check_record(const pending *p, la_arena *arena, la_arena *small, la_
     if (!p->part) read_part(p, c, rec);
     const char *texts[LA_MAX_TEXT_FIELDS];
     size_t lens[LA_MAX_TEXT_FIELDS];
-    size_t ntextok = read_texts(p, c, rec, texts, lens);
+    size_t ntextok = read_texts(o, c, rec, texts, lens);
     char family_lit[LA_LITERAL_MAX + 1], label_lit[LA_LITERAL_MAX + 1];
     const char *family = opt_text(c, rec, o->family_field, 1, 0, "a string or an integer", family_lit, &familylen);
     size_t label_reasons = c->nreasons;
@@ -791,6 +792,54 @@ static void release_checked(checked *c)
     free(c->reasons);
     free(c->vec);
     for (size_t k = 0; k < c->ndecoded; k++) free(c->decoded[k]);
+}
+
+la_status la_record_text(const char *json, size_t n, const char *const *fields, size_t nfields, char **out,
+                         size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (nfields == 0 || nfields > LA_MAX_TEXT_FIELDS)
+        return la_error(LA_EINVAL, "between 1 and %d text fields", LA_MAX_TEXT_FIELDS);
+    la_load_opts o;
+    la_load_opts_default(&o);
+    for (size_t k = 0; k < nfields; k++) o.text_fields[k] = fields[k];
+    o.ntext = nfields;
+    checked c;
+    memset(&c, 0, sizeof c);
+    c.no_parts = 1;
+    c.bad_utf8 = utf8_invalid_at(json, n);
+    la_jrec rec;
+    la_jrec_open(&rec, json, n);
+    const char *texts[LA_MAX_TEXT_FIELDS];
+    size_t lens[LA_MAX_TEXT_FIELDS];
+    size_t ntext = read_texts(&o, &c, &rec, texts, lens);
+    la_status st = LA_OK;
+    if (c.st != LA_OK) {
+        st = la_error(LA_ENOMEM, "out of memory");
+    } else if (c.nreasons) {
+        st = la_error(LA_EINPUT, "%s", c.reasons[0]);
+    } else {
+        /* joined as keep_texts joins them for a row */
+        size_t total = ntext - 1;
+        for (size_t k = 0; k < ntext; k++) total += lens[k];
+        char *joined = malloc(total + 1);
+        if (!joined) {
+            st = la_error(LA_ENOMEM, "out of memory");
+        } else {
+            size_t w = 0;
+            for (size_t k = 0; k < ntext; k++) {
+                if (k) joined[w++] = '\n';
+                memcpy(joined + w, texts[k], lens[k]);
+                w += lens[k];
+            }
+            joined[w] = '\0';
+            *out = joined;
+            *len = w;
+        }
+    }
+    release_checked(&c);
+    return st;
 }
 
 /* Once the rows' strings (the table's and this input's not yet adopted) pass opts.spill_from, the

@@ -61,6 +61,14 @@ void la_loader_free(la_loader *L);
  * each row's 1-based number standing for its line. */
 la_status la_load_file(la_loader *L, const char *path, const char *part);
 
+/* The text audit reads from one record, the JSON object json[0..n): the fields joined by newlines as
+ * --text-field gives them (dotted paths, '*' segments, checked as a row's are), into *out (malloc'ed,
+ * NUL-terminated, *len bytes). LA_EINPUT with "FIELD: what is wrong" (the caller names the file and
+ * line), LA_EINVAL for 0 or more than LA_MAX_TEXT_FIELDS fields. For `leakaudit embed`, whose vectors
+ * must be of the texts the audit reads. */
+la_status la_record_text(const char *json, size_t n, const char *const *fields, size_t nfields, char **out,
+                         size_t *len);
+
 /* la_load_file, with generated ids FILE:LINE naming the file id_name (NULL: its base name). */
 la_status la_load_file_as(la_loader *L, const char *path, const char *part, const char *id_name);
 

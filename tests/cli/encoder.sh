@@ -95,6 +95,27 @@ la embed bad.jsonl --out b.npy
 expect_rc 2
 grep -q "bad.jsonl:2: text" err.txt || fail "should name the file, line and field"
 
+check "leakaudit embed reads the text fields as audit does: several joined, '*' segments, CSV alike"
+printf '%s\n' '{"id":"q1","question":"How many apples?","answer":"Five \u00e9 apples."}' \
+    '{"id":"q2","question":"Why?","turns":["a"],"answer":"Because."}' >qa.jsonl
+printf '%s\n' '{"text":"How many apples?\nFive \u00e9 apples."}' '{"text":"Why?\nBecause."}' >joined.jsonl
+printf 'question,answer\nHow many apples?,Five \303\251 apples.\nWhy?,Because.\n' >qa.csv
+printf '%s\n' '{"m":[{"content":"How many apples?"},{"content":null},{"content":"Five \u00e9 apples."}]}' \
+    '{"m":[{"content":"Why?"},{"content":"Because."}]}' >chat.jsonl
+la embed qa.jsonl --text-field question --text-field answer --out qa.npy -q
+expect_rc 0
+la embed joined.jsonl --out joined.npy -q
+expect_rc 0
+la embed qa.csv --text-field question --text-field answer --out qa_csv.npy -q
+expect_rc 0
+la embed chat.jsonl --text-field 'm.*.content' --out chat.npy -q
+expect_rc 0
+for v in qa_csv.npy chat.npy; do cmp -s qa.npy $v || fail "$v differs from the vectors of the joined fields"; done
+cmp -s qa.npy joined.npy || fail "two fields should embed as their text joined by a newline"
+la embed qa.jsonl --text-field turns --out t.npy
+expect_rc 2
+expect_has err.txt "qa.jsonl:1: turns: missing; expected a string; the record has keys id, question, answer (choose with --text-field F)"
+
 check "audit by default uses the model: the rewording is a semantic pair; the report records the model"
 la audit --dev dev.jsonl --test test.jsonl --near off --out m
 # exit 1 when the link gates the run; a gate that lets a reworded (related-grade) link through exits 0
