@@ -259,9 +259,6 @@ static int str_of(checked *c, la_jval v, const char **out, size_t *n)
     return 1;
 }
 
-/* A string value the table keeps: valid UTF-8 and no NUL (C strings would end there, so "a\u0000b"
- * and "a" would be one id). In a line of valid UTF-8 (c->bad_utf8 < 0) every string is: its bytes
- * are the line's between ASCII quotes and escapes, and escapes decode to valid UTF-8. */
 /* For invalid UTF-8 at s[at] (of n bytes): a hint when the byte stands alone, not followed by a
  * continuation byte, as a single-byte encoding's letters and quotes are; else "". */
 static const char *single_byte_hint(const char *s, size_t n, long at)
@@ -270,6 +267,9 @@ static const char *single_byte_hint(const char *s, size_t n, long at)
     return lone ? "; Latin-1 or Windows-1252 text? convert the file first: iconv -f WINDOWS-1252 -t UTF-8" : "";
 }
 
+/* A string value the table keeps: valid UTF-8 and no NUL (C strings would end there, so "a\u0000b"
+ * and "a" would be one id). In a line of valid UTF-8 (c->bad_utf8 < 0) every string is: its bytes
+ * are the line's between ASCII quotes and escapes, and escapes decode to valid UTF-8. */
 static int check_utf8(checked *c, const char *field, const char *s, size_t n)
 {
     const char *nul = memchr(s, '\0', n);
@@ -401,12 +401,12 @@ static void read_part(const pending *p, checked *c, const la_jrec *rec)
     reason(c, o->split_field, "unknown partition '%s' (known: %s; declare more with --parts)", shown(name, n, sh), list);
 }
 
-/* Where a text field's path has a segment that is "*" alone: its offset, or -1. */
-static long wild_at(const char *path)
+/* The first segment of path[0..n) that is "*" alone, or NULL. */
+static const char *star_in(const char *path, size_t n)
 {
-    for (const char *s = path; (s = strchr(s, '*')); s++)
-        if ((s == path || s[-1] == '.') && (s[1] == '.' || !s[1])) return (long)(s - path);
-    return -1;
+    for (size_t i = 0; i < n; i++)
+        if (path[i] == '*' && (i == 0 || path[i - 1] == '.') && (i + 1 == n || path[i + 1] == '.')) return path + i;
+    return NULL;
 }
 
 /* The value at the dotted path[0..n) below v (array indices and names, empty segments skipped; a
@@ -430,9 +430,7 @@ static la_jval below(la_jval v, const char *path, size_t n)
 static int wild_each(checked *c, const char *field, la_jval v, const char *path, size_t n, size_t *count,
                      size_t *bytes, char *out, size_t *w)
 {
-    const char *star = NULL;
-    for (size_t i = 0; i < n && !star; i++)
-        if (path[i] == '*' && (i == 0 || path[i - 1] == '.') && (i + 1 == n || path[i + 1] == '.')) star = path + i;
+    const char *star = star_in(path, n);
     la_jval at = star ? below(v, path, (size_t)(star - path)) : below(v, path, n);
     if (!at.p) return 1;
     if (!star) {
@@ -519,7 +517,7 @@ static size_t read_texts(const la_load_opts *o, checked *c, const la_jrec *rec, 
     size_t ntextok = 0;
     const char *per_part = c->no_parts ? "" : ", or for one partition --text-field PART=F";
     for (size_t k = 0; k < o->ntext; k++) {
-        if (wild_at(o->text_fields[k]) >= 0) {
+        if (star_in(o->text_fields[k], strlen(o->text_fields[k]))) {
             size_t before = c->nreasons;
             if (read_wild(c, rec, o->text_fields[k], &texts[ntextok], &lens[ntextok])) {
                 if (check_utf8(c, o->text_fields[k], texts[ntextok], lens[ntextok])) ntextok++;
@@ -703,6 +701,25 @@ static void keep_raw(checked *c, la_arena *raw_arena, const char *raw, size_t ra
     else c->row.raw = raw;
 }
 
+/* The bytes of ntext (>= 1) texts joined by newlines. */
+static size_t joined_len(const size_t *lens, size_t ntext)
+{
+    size_t total = ntext - 1;
+    for (size_t k = 0; k < ntext; k++) total += lens[k];
+    return total;
+}
+
+/* The texts joined by newlines into dst (joined_len bytes). */
+static void join_texts(char *dst, const char *const *texts, const size_t *lens, size_t ntext)
+{
+    size_t w = 0;
+    for (size_t k = 0; k < ntext; k++) {
+        if (k) dst[w++] = '\n';
+        memcpy(dst + w, texts[k], lens[k]);
+        w += lens[k];
+    }
+}
+
 /* The text fields joined by newlines, into the arena. */
 static void keep_texts(checked *c, la_arena *a, const char *const *texts, const size_t *lens, size_t ntext)
 {
@@ -710,19 +727,12 @@ static void keep_texts(checked *c, la_arena *a, const char *const *texts, const 
         keep(c, a, texts[0], lens[0], &c->row.text);
         return;
     }
-    size_t total = ntext - 1;
-    for (size_t k = 0; k < ntext; k++) total += lens[k];
     char *joined;
-    if (c->st != LA_OK || la_arena_alloc(a, total, &joined) != LA_OK) {
+    if (c->st != LA_OK || la_arena_alloc(a, joined_len(lens, ntext), &joined) != LA_OK) {
         c->st = LA_ENOMEM;
         return;
     }
-    size_t w = 0;
-    for (size_t k = 0; k < ntext; k++) {
-        if (k) joined[w++] = '\n';
-        memcpy(joined + w, texts[k], lens[k]);
-        w += lens[k];
-    }
+    join_texts(joined, texts, lens, ntext);
     c->row.text = joined;
 }
 
@@ -821,21 +831,15 @@ la_status la_record_text(const char *json, size_t n, const char *const *fields, 
         st = la_error(LA_EINPUT, "%s", c.reasons[0]);
     } else {
         /* joined as keep_texts joins them for a row */
-        size_t total = ntext - 1;
-        for (size_t k = 0; k < ntext; k++) total += lens[k];
+        size_t total = joined_len(lens, ntext);
         char *joined = malloc(total + 1);
         if (!joined) {
             st = la_error(LA_ENOMEM, "out of memory");
         } else {
-            size_t w = 0;
-            for (size_t k = 0; k < ntext; k++) {
-                if (k) joined[w++] = '\n';
-                memcpy(joined + w, texts[k], lens[k]);
-                w += lens[k];
-            }
-            joined[w] = '\0';
+            join_texts(joined, texts, lens, ntext);
+            joined[total] = '\0';
             *out = joined;
-            *len = w;
+            *len = total;
         }
     }
     release_checked(&c);
