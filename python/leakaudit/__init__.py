@@ -189,8 +189,9 @@ def audit(data=None, *, dev=None, test=None, parts=None, text="text", id="id", e
     (split_field=, default "split") names each row's partition. dev, test: shorthands; parts: more
     partitions by name. Rows: pandas DataFrame, pyarrow Table or RecordBatch, Hugging Face Dataset,
     list of dicts, or a path (.parquet/.arrow/.feather read with pyarrow; .jsonl/.csv/.tsv, .gz and
-    .zst read by the library). text: the text field, or a list of fields joined with a newline;
-    id: the id field (a table without it gets ids NAME:ROW). embeddings: {partition: NumPy array},
+    .zst read by the library). text: the text field, or a list of fields joined with a newline
+    (dotted paths; "messages.*.content" joins a chat column's turns; "test=question" for one
+    partition); id: the id field (a table without it gets ids NAME:ROW). embeddings: {partition: NumPy array},
     one float32 row per input row. Every other keyword is a `leakaudit audit` option by its long
     name with underscores (cutoff="2026-01-01", embed="lexical", fail_on="exact", near="off",
     within=True, threads=4). progress: False turns the tqdm bar off.

@@ -146,6 +146,23 @@ def test_generated_ids_and_gate():
     assert r.clean("test") == [test[1]]
 
 
+def test_chat_rows():
+    """A chat column (a list of structs through Arrow) read with a '*' text field: the turns joined
+    by newlines, a null turn left out; an exact link to the same text under normalize none."""
+    dev = pa.table({"id": ["c1", "c2"],
+                    "messages": [[{"role": "user", "content": "Tom has 5 pens."},
+                                  {"role": "assistant", "content": None},
+                                  {"role": "user", "content": "How many now?"}],
+                                 [{"role": "user", "content": "Something else entirely"}]]})
+    test = [{"id": "t1", "text": "Tom has 5 pens.\nHow many now?"}]
+    r = leakaudit.audit(dev=dev, test=test, text=["dev=messages.*.content", "test=text"], normalize="none",
+                        embed="none", near="off", progress=False)
+    assert list(zip(r.pairs["id_a"], r.pairs["id_b"], r.pairs["kinds"])) == [("c1", "t1", ["exact"])]
+    with pytest.raises(leakaudit.InputError, match=r"got an array of objects \(--text-field 'messages\.\*\.content'"):
+        leakaudit.audit(dev=dev.to_pandas(), test=test, text=["dev=messages", "test=text"], embed="none",
+                        progress=False)
+
+
 def test_numpy_embeddings(tmp_path):
     dev = [{"id": f"d{i}", "text": f"dev row {i} about topic {i}"} for i in range(4)]
     test = [{"id": f"t{i}", "text": f"unrelated words number {i}"} for i in range(3)]
