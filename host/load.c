@@ -450,9 +450,9 @@ static int wild_each(checked *c, const char *field, la_jval v, const char *path,
         (*count)++;
         return 1;
     }
-    la_jtype t = la_jval_type(at);
-    if (t != LA_JARRAY && t != LA_JOBJECT) {
-        reason(c, field, "expected an array or object where the '*' stands, got %s", type_name(at));
+    /* arrays only: an object's members would include the duplicate keys json-c drops */
+    if (la_jval_type(at) != LA_JARRAY) {
+        reason(c, field, "expected an array where the '*' stands, got %s", type_name(at));
         return 0;
     }
     size_t rest = (size_t)(star - path) + 1 < n ? n - (size_t)(star - path) - 2 : 0;

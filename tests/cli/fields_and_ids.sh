@@ -114,7 +114,7 @@ expect_rc 1
 expect_has chat1/pairs.jsonl '"id_a":"w1","split_a":"dev","id_b":"e1","split_b":"test","kinds":["exact"]'
 expect_has chat1/rejects.jsonl "messages.*.content: missing; expected strings where the '*' reaches"
 expect_has chat1/rejects.jsonl "messages.*.content: expected strings where the '*' reaches, got a number"
-expect_has chat1/rejects.jsonl "messages.*.content: expected an array or object where the '*' stands, got a string"
+expect_has chat1/rejects.jsonl "messages.*.content: expected an array where the '*' stands, got a string"
 [ "$(grep -c . chat1/rejects.jsonl)" = 4 ] || fail "w2, w3, w4 and w5 are the rejects"
 la audit --dev chat_dev.jsonl --test chat_test.jsonl --text-field 'dev=conv.*.turns.*.text' --normalize none --embed none \
     --near off --on-invalid reject --out chat2

@@ -4,7 +4,8 @@
  * every record: rows read = rows placed + rows rejected, and every placed row has a non-empty id.
  * Each line the loader reads from its text alone (it passes the strict check as one object) is one
  * json-c parses as an object, and every value the loader could ask for, read from the text
- * (json_view.h), is the one json-c gives.
+ * (json_view.h), is the one json-c gives; la_record_text of "text" and "text.*" is json-c's string,
+ * or its array's strings joined by newlines, exactly when that is text a row keeps.
  */
 #include "fuzz_file.h"
 #include "json_strict.h"
@@ -14,6 +15,7 @@
 #include "fuzz_check.h"
 #include <json-c/json.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,73 @@ static void same_field(json_object *o, const la_jrec *r, const char *path)
     same_value(jc_path(o, path), la_jrec_get(r, path), 0);
 }
 
+/* Bytes s[0..n) as a text the table keeps: no NUL, valid UTF-8. */
+static int keepable(const char *s, size_t n)
+{
+    if (memchr(s, '\0', n)) return 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        size_t len = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+        if (!len || i + len > n) return 0;
+        uint32_t cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
+        for (size_t k = 1; k < len; k++) {
+            if (((unsigned char)s[i + k] & 0xC0) != 0x80) return 0;
+            cp = cp << 6 | ((unsigned char)s[i + k] & 0x3Fu);
+        }
+        static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* la_record_text of the line for "text" and "text.*" against json-c: a string field, or an
+ * array's strings joined by newlines (nulls left out; anything else, or no string, an error); the
+ * text is given exactly when json-c's is one the table keeps. */
+static void check_record_text(json_object *o, const char *s, size_t n)
+{
+    char *text;
+    size_t len;
+    json_object *t = jc_path(o, "text");
+    const char *one = "text", *star = "text.*";
+    la_status st = la_record_text(s, n, &one, 1, &text, &len);
+    int want = t && json_object_is_type(t, json_type_string) &&
+               keepable(json_object_get_string(t), (size_t)json_object_get_string_len(t));
+    LA_FUZZ_CHECK((st == LA_OK) == want);
+    if (st == LA_OK) {
+        LA_FUZZ_CHECK(len == (size_t)json_object_get_string_len(t) && !memcmp(text, json_object_get_string(t), len));
+        free(text);
+    }
+    /* the reference join */
+    char *ref = NULL;
+    size_t rn = 0, count = 0;
+    int ok = t && json_object_is_type(t, json_type_array);
+    for (size_t k = 0; ok && k < json_object_array_length(t); k++) {
+        json_object *e = json_object_array_get_idx(t, k);
+        if (!e) continue;
+        if (!json_object_is_type(e, json_type_string)) {
+            ok = 0;
+            break;
+        }
+        size_t en = (size_t)json_object_get_string_len(e);
+        ref = realloc(ref, rn + en + 2);
+        LA_FUZZ_CHECK(ref);
+        if (count++) ref[rn++] = '\n';
+        memcpy(ref + rn, json_object_get_string(e), en);
+        rn += en;
+    }
+    want = ok && count && keepable(ref, rn);
+    st = la_record_text(s, n, &star, 1, &text, &len);
+    LA_FUZZ_CHECK((st == LA_OK) == want);
+    if (st == LA_OK) {
+        LA_FUZZ_CHECK(len == rn && !memcmp(text, ref, rn));
+        free(text);
+    } else {
+        LA_FUZZ_CHECK(st == LA_EINPUT || st == LA_ENOMEM);
+    }
+    free(ref);
+}
+
 /* A line the loader reads from its text: json-c reads the same object from it. */
 static void check_line(const char *s, size_t n)
 {
@@ -126,6 +195,7 @@ static void check_line(const char *s, size_t n)
             }
         }
     }
+    check_record_text(o, s, n);
     json_object_put(o);
     json_tokener_free(tok);
 }
