@@ -232,6 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.known_parts = known;
     o.nknown = 2;
     o.allow_timestamp = data[0] & 8;
+    if (data[0] & 16) o.text_fields[0] = "text.*"; /* rows of an array's strings */
     la_loader L;
     la_loader_init(&L, t, &o);
     la_status s = la_load_file(&L, path, (data[0] & 4) ? "dev" : NULL);
