@@ -4,8 +4,11 @@
  */
 #include "commands.h"
 #include "device.h"
+#include "la_cpus.h"
 #include "leakaudit.h"
+#include "near_kernels.h"
 #include "normalize.h"
+#include "simtile_i8.h"
 
 #include <json-c/json_c_version.h>
 #include <sodium.h>
@@ -21,6 +24,28 @@ static int check(const char *what, int ok, const char *detail)
 {
     printf("  [%s] %s%s%s\n", ok ? " ok " : "FAIL", what, detail && *detail ? ": " : "", detail ? detail : "");
     return ok;
+}
+
+/* The CPU by its name, and which code the hot loops take on it: timings on two machines differ
+ * by these as much as by their clocks. */
+static void print_cpu(void)
+{
+    char model[256] = "";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+                const char *v = strchr(line, ':') + 1;
+                while (*v == ' ' || *v == '\t') v++;
+                snprintf(model, sizeof model, "%.*s", (int)strcspn(v, "\n"), v);
+                break;
+            }
+        fclose(f);
+    }
+    printf("\nCPU:\n  %s, %d CPUs this process may use\n", model[0] ? model : "(model not known)", la_cpu_count());
+    printf("  kernels: MinHash %s, SimHash %s, similarity tiles %s\n", la_cpu_minhash_kernel(), la_cpu_simhash_kernel(),
+           la_simtile_i8_kernel_name(la_simtile_i8_kernel(1024)));
 }
 
 int la_cmd_doctor(int argc, char **argv)
@@ -47,6 +72,8 @@ int la_cmd_doctor(int argc, char **argv)
     printf("\nLibraries:\n  libsodium %s, json-c %s, utf8proc %s, zlib %s, zstd %s, xxHash %u.%u.%u\n",
            sodium_version_string(), json_c_version(), utf8proc_version(), zlibVersion(), ZSTD_versionString(),
            XXH_versionNumber() / 10000, XXH_versionNumber() / 100 % 100, XXH_versionNumber() % 100);
+
+    print_cpu();
 
     printf("\nDevices:\n");
     int count = 0;

@@ -27,6 +27,7 @@ static void perm_init(void)
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define LA_MINHASH_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#define LA_MINHASH_HAS_CLONES 1
 #else
 #define LA_MINHASH_CLONES
 #endif
@@ -143,6 +144,19 @@ static void perm_and_cpu_init(void)
 #ifdef LA_MINHASH_AVX512
     cpu_init();
 #endif
+}
+
+const char *la_cpu_minhash_kernel(void)
+{
+    pthread_once(&perm_once, perm_and_cpu_init);
+#ifdef LA_MINHASH_AVX512
+    if (have_avx512) return "AVX-512";
+#endif
+#ifdef LA_MINHASH_HAS_CLONES
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) return "portable loop (its AVX2 clone)";
+#endif
+    return "portable loop";
 }
 
 void la_cpu_minhash(const uint64_t *h, size_t n, int k, uint32_t *sig)

@@ -85,6 +85,11 @@ size_t la_cpu_shingle_overlap(const uint64_t *a, size_t na, const uint64_t *b, s
  * h[0..n) (duplicates do not matter) into sig[0..k). An empty set gives all UINT32_MAX. */
 void la_cpu_minhash(const uint64_t *h, size_t n, int k, uint32_t *sig /* OUT */);
 
+/* Which code la_cpu_minhash runs on this CPU ("AVX-512", or the portable loop and its clone), and
+ * la_cpu_simhash ("AVX-512", "AVX2" or "portable loop"): static strings, for leakaudit doctor. */
+const char *la_cpu_minhash_kernel(void);
+const char *la_cpu_simhash_kernel(void);
+
 /* The same signature as la_cpu_minhash, always from the portable loop (no AVX-512 path): the
  * reference the vector paths are tested against. */
 void la_cpu_minhash_portable(const uint64_t *h, size_t n, int k, uint32_t *sig /* OUT */);

@@ -173,6 +173,16 @@ uint64_t la_cpu_simhash_avx2(const uint64_t *h, size_t n)
     return la_cpu_simhash_portable(h, n);
 }
 
+const char *la_cpu_simhash_kernel(void)
+{
+#ifdef LA_SIMHASH_X86
+    pthread_once(&cpu_once, cpu_init);
+    if (have_avx512) return "AVX-512";
+    if (have_avx2) return "AVX2";
+#endif
+    return "portable loop";
+}
+
 uint64_t la_cpu_simhash(const uint64_t *h, size_t n)
 {
 #ifdef LA_SIMHASH_X86

@@ -2,11 +2,18 @@
 # Backend selection on a machine without a usable GPU: auto runs on the CPU and says why, in the
 # summary and the report, and every stage of report.json says it ran on the cpu backend;
 # --backend gpu (or LEAKAUDIT_BACKEND=gpu) exits 2 with the reason (with no driver at all, that there
-# is none) and writes nothing; doctor passes. On a machine with a GPU this test is skipped (the GPU tests cover it).
+# is none) and writes nothing; doctor passes and names the CPU's kernels. On a machine with a GPU this test is skipped (the GPU tests cover it).
 source "$(dirname "$0")/lib.bash"
 
+check "doctor names the CPU and the code its hot loops take; the tiles' kernel follows LEAKAUDIT_NO_INT8"
+LEAKAUDIT_NO_INT8=1 la doctor
+expect_rc 0
+expect_has out.txt "CPU:"
+grep -qE "^  kernels: MinHash (AVX-512|portable loop.*), SimHash (AVX-512|AVX2|portable loop), similarity tiles sgemm$" out.txt ||
+    fail "doctor's kernels line: $(grep kernels out.txt)"
 la doctor
 expect_rc 0
+grep -qE "^  kernels: .*similarity tiles (int8 AVX-512 VNNI|int8 AVX2|sgemm)$" out.txt || fail "doctor's tiles kernel"
 if ! grep -q "^  none:" out.txt; then echo "a device is present: skipped"; exit 77; fi
 
 check "a CUDA build opens cuBLAS only when asked: not at start-up, and doctor says where it is"
