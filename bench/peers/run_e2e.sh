@@ -15,6 +15,8 @@ ntest="${3:-5000}"
 command -v taskset >/dev/null || { echo "run_e2e.sh: taskset not found (util-linux)" >&2; exit 2; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+# the machine, and the code the hot loops take on it: runs on two machines compare only with that
+{ "$build/leakaudit" doctor | sed -n '/^CPU:/,/^$/p' | sed '/^$/d'; } || true
 "$build/bench/near/near_bench" --dev "$ndev" --test "$ntest" --write "$out" > "$out/near_bench.txt"
 "$here/.venv/bin/python" "$here/e2e.py" run "$out" --build "$build" \
   --cpu "${LA_BENCH_CPU:-0}" --reps "${LA_BENCH_REPS:-2}" \
