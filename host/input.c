@@ -292,17 +292,22 @@ static int office_zip(const unsigned char *u, size_t n)
 /* A file of another kind than text, known by its first bytes: what it is, or NULL, and *kind. None
  * of these starts with bytes a UTF-8 text file starts with: a text whose first line is `PAR1...`
  * loads as text unless the next byte is binary too. */
+/* u starts with the 4 bytes of magic and then a control byte no text has there (not a tab or a
+ * line end): a header line `PAR1,...` is text. */
+static int magic_then_binary(const unsigned char *u, size_t n, const char magic[4])
+{
+    return n >= 5 && !memcmp(u, magic, 4) && u[4] < 0x20 && u[4] != '\t' && u[4] != '\n' && u[4] != '\r';
+}
+
 static const char *foreign_table(const unsigned char *u, size_t n, int *kind)
 {
     *kind = TABLE_COLUMNAR;
     /* Parquet: PAR1, then a column chunk's page header (thrift, a binary field header) */
-    if (n >= 5 && !memcmp(u, "PAR1", 4) && u[4] < 0x20 && u[4] != '\t' && u[4] != '\n' && u[4] != '\r')
-        return "a Parquet file";
+    if (magic_then_binary(u, n, "PAR1")) return "a Parquet file";
     if (n >= 8 && !memcmp(u, "ARROW1\0\0", 8)) return "an Arrow (Feather) file";
     /* Arrow IPC stream: a continuation marker, then the metadata's length; Feather version 1 */
     if (n >= 8 && !memcmp(u, "\xFF\xFF\xFF\xFF", 4) && u[7] == 0) return "an Arrow IPC stream";
-    if (n >= 5 && !memcmp(u, "FEA1", 4) && u[4] < 0x20 && u[4] != '\t' && u[4] != '\n' && u[4] != '\r')
-        return "a Feather (version 1) file";
+    if (magic_then_binary(u, n, "FEA1")) return "a Feather (version 1) file";
     *kind = TABLE_VECTORS;
     if (n >= 6 && !memcmp(u, "\x93NUMPY", 6)) return "a NumPy array (.npy)";
     *kind = TABLE_OTHER;
