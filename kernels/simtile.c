@@ -120,24 +120,51 @@ static int take_candidate(const job *jb, size_t q, size_t s0, size_t j, float c,
 }
 
 /* The int8 path of run_block: C holds the exact integer products of the tile; an entry is looked at
- * when its approximation plus the error bound of simtile_i8.h reaches the floor. */
+ * when its approximation plus the error bound of simtile_i8.h (the smaller of its two forms) reaches
+ * the floor. With a top-1 list the floor also rises to the best lower bound (approximation minus
+ * bound) in the row's tile before any entry is re-scored: the row's best cosine is at least that, so
+ * an entry whose upper bound stays below it can be neither the best nor (the floor being at most
+ * the threshold) a pair, and only the entries near the tile's best are re-scored, not every one that
+ * was the best so far as the scan went. */
 static int scan_i8(const job *jb, size_t q0, size_t mq, size_t s0, size_t ms, const int32_t *C, size_t ldc,
-                   la_simtile_hits *out, size_t *rescored)
+                   la_simtile_hits *out, size_t *rescored, float *ub)
 {
-    const float *rb = jb->si->inv_scale + s0, *hb = jb->si->half_l1 + s0;
+    const la_i8_side *qs = jb->qi, *ss = jb->si;
+    const float *rb = ss->inv_scale + s0, *hb = ss->half_l1 + s0, *nb = ss->norm + s0, *eb = ss->err + s0;
     for (size_t i = 0; i < mq; i++) {
         const int32_t *row = C + i * ldc;
         const size_t q = q0 + i;
-        const float ra = jb->qi->inv_scale[q], ha = jb->qi->half_l1[q];
+        const float ra = qs->inv_scale[q], ha = qs->half_l1[q], na = qs->norm[q], ea = qs->err[q];
         float floor = la_simtile_floor(jb->thr, jb->k ? jb->top_cos + q * jb->k : NULL, jb->k);
+        /* each entry's upper bound, and the best lower bound of the row's tile (per lane of
+         * LA_SIMTILE_SCAN, then across them: loops the compiler vectorizes) */
+        const float nea = na + ea;
+        float lanes[LA_SIMTILE_SCAN];
+        for (size_t l = 0; l < LA_SIMTILE_SCAN; l++) lanes[l] = -INFINITY;
+        for (size_t j0 = 0; j0 < ms; j0 += LA_SIMTILE_SCAN) {
+            const size_t w = ms - j0 < LA_SIMTILE_SCAN ? ms - j0 : LA_SIMTILE_SCAN;
+            for (size_t l = 0; l < w; l++) {
+                const size_t j = j0 + l;
+                const float t = ra * rb[j], approx = (float)row[j] * t;
+                const float l1 = (hb[j] + ha) * t, l2 = ea * nb[j] + eb[j] * nea, bound = l1 < l2 ? l1 : l2;
+                const float lo = approx - bound;
+                ub[j] = approx + bound;
+                lanes[l] = lo > lanes[l] ? lo : lanes[l];
+            }
+        }
+        float best_lo = -INFINITY;
+        for (size_t l = 0; l < LA_SIMTILE_SCAN; l++) best_lo = lanes[l] > best_lo ? lanes[l] : best_lo;
+        const float risen = jb->k == 1 ? la_simtile_floor(jb->thr, &best_lo, 1) : -INFINITY;
+        if (risen > floor) floor = risen;
         for (size_t j0 = 0; j0 < ms; j0 += LA_SIMTILE_SCAN) {
             size_t je = j0 + LA_SIMTILE_SCAN < ms ? j0 + LA_SIMTILE_SCAN : ms;
             int any = 0;
-            for (size_t j = j0; j < je; j++) any |= ((float)row[j] + hb[j] + ha) * ra * rb[j] >= floor;
+            for (size_t j = j0; j < je; j++) any |= ub[j] >= floor;
             if (!any) continue;
             for (size_t j = j0; j < je; j++) {
-                if (!(((float)row[j] + hb[j] + ha) * ra * rb[j] >= floor)) continue;
+                if (!(ub[j] >= floor)) continue;
                 if (take_candidate(jb, q, s0, j, (float)row[j] * ra * rb[j], &floor, out, rescored)) return -1;
+                if (risen > floor) floor = risen;
             }
         }
     }
@@ -145,7 +172,7 @@ static int scan_i8(const job *jb, size_t q0, size_t mq, size_t s0, size_t ms, co
 }
 
 /* One block of held-out rows [q0, q1) against the whole seen batch. */
-static int run_block(const job *jb, size_t q0, size_t q1, float *C, la_simtile_hits *out,
+static int run_block(const job *jb, size_t q0, size_t q1, float *C, float *ub, la_simtile_hits *out,
                      size_t *rescored) {
     const size_t d = jb->d, k = jb->k;
     for (size_t s0 = 0; s0 < jb->ns; s0 += jb->bs) {
@@ -153,7 +180,7 @@ static int run_block(const job *jb, size_t q0, size_t q1, float *C, la_simtile_h
         if (jb->qi) {
             size_t ldc = (jb->bs + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR;
             la_i8_tile(jb->qi, q0, q1 - q0, jb->si, s0, ms, (int32_t *)C, ldc);
-            if (scan_i8(jb, q0, q1 - q0, s0, ms, (const int32_t *)C, ldc, out, rescored)) return -1;
+            if (scan_i8(jb, q0, q1 - q0, s0, ms, (const int32_t *)C, ldc, out, rescored, ub)) return -1;
             continue;
         }
         tile_gemm(jb->Q + q0 * d, q1 - q0, jb->S + s0 * d, ms, d, C);
@@ -234,8 +261,8 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
 #ifdef LA_HAVE_OPENMP
         tid = omp_get_thread_num();
 #endif
-        float *C = malloc(tile_bytes);
-        if (!C) {
+        float *C = malloc(tile_bytes), *ub = jb.qi ? malloc(bs * sizeof *ub) : NULL;
+        if (!C || (jb.qi && !ub)) {
 #ifdef LA_HAVE_OPENMP
 #pragma omp atomic write
 #endif
@@ -252,7 +279,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
             f = failed;
             if (f) continue;
             size_t q0 = b * bq, q1 = q0 + bq < nq ? q0 + bq : nq;
-            if (run_block(&jb, q0, q1, C, &local[tid], &resc[tid])) {
+            if (run_block(&jb, q0, q1, C, ub, &local[tid], &resc[tid])) {
 #ifdef LA_HAVE_OPENMP
 #pragma omp atomic write
 #endif
@@ -260,6 +287,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
             }
         }
         free(C);
+        free(ub);
     }
 
     la_status st = LA_OK;

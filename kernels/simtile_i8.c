@@ -63,6 +63,8 @@ void la_i8_side_free(la_i8_side *s)
     free(s->data);
     free(s->inv_scale);
     free(s->half_l1);
+    free(s->norm);
+    free(s->err);
     free(s->sum);
     memset(s, 0, sizeof *s);
 }
@@ -89,6 +91,28 @@ static float quantize_row(const float *x, size_t d, int qmax, int8_t *q)
     return a;
 }
 
+/* A float at least v (v >= 0): the norms of the bound are rounded up, never down. */
+static float up(double v)
+{
+    float f = (float)v;
+    return (double)f < v ? nextafterf(f, INFINITY) : f;
+}
+
+/* Row i's norm and err (simtile_i8.h) from the row x, its quantized values q and r = 1 / a as
+ * stored. */
+static void norms_of(la_i8_side *o, size_t i, const float *x, const int8_t *q, size_t d)
+{
+    const double r = o->inv_scale[i];
+    double nn = 0.0, ee = 0.0;
+    for (size_t k = 0; k < d; k++) {
+        double v = (double)q[k] * r, e = (double)x[k] - v;
+        nn += v * v;
+        ee += e * e;
+    }
+    o->norm[i] = up(sqrt(nn));
+    o->err[i] = up(sqrt(ee));
+}
+
 static int alloc_side(la_i8_side *o, size_t n, size_t d, size_t rows, int with_sum)
 {
     memset(o, 0, sizeof *o);
@@ -98,8 +122,10 @@ static int alloc_side(la_i8_side *o, size_t n, size_t d, size_t rows, int with_s
     o->data = calloc(rows ? rows : 1, o->dp);
     o->inv_scale = malloc((n ? n : 1) * sizeof *o->inv_scale);
     o->half_l1 = malloc((n ? n : 1) * sizeof *o->half_l1);
+    o->norm = malloc((n ? n : 1) * sizeof *o->norm);
+    o->err = malloc((n ? n : 1) * sizeof *o->err);
     o->sum = with_sum ? malloc((n ? n : 1) * sizeof *o->sum) : NULL;
-    if (!o->data || !o->inv_scale || !o->half_l1 || (with_sum && !o->sum)) {
+    if (!o->data || !o->inv_scale || !o->half_l1 || !o->norm || !o->err || (with_sum && !o->sum)) {
         la_i8_side_free(o);
         return -1;
     }
@@ -121,6 +147,7 @@ int la_i8_quantize_q(const float *Q, size_t n, size_t d, la_i8_side *out)
         out->inv_scale[i] = a > 0.0f ? 1.0f / a : 0.0f;
         out->half_l1[i] = 0.5f * (float)l1 + 0.25f * (float)d;
         out->sum[i] = sum;
+        norms_of(out, i, Q + i * d, q, d);
     }
     return 0;
 }
@@ -147,6 +174,7 @@ int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out)
         }
         out->inv_scale[j] = a > 0.0f ? 1.0f / a : 0.0f;
         out->half_l1[j] = 0.5f * (float)l1;
+        norms_of(out, j, S + j * d, q, d);
     }
     free(q);
     return 0;

@@ -8,8 +8,13 @@
  * the same for y = s / b + f. Then
  *   x . y - (q . s) / (a b) = (q / a) . f + e . (s / b) + e . f,
  *   |x . y - (q . s) / (a b)| <= (0.5 sum|q| + 0.5 sum|s| + 0.25 d) / (a b),
- * exactly, for any vectors. The integer products q . s are exact (int32; d <= 65536). A tile entry
- * is a candidate when its approximation plus that bound reaches the row's floor, so every pair the
+ * exactly, for any vectors. With r = 1 / a and t = 1 / b as stored, e = x - q r and f = y - s t,
+ *   x . y - (q . s) r t = e . (s t) + (q r) . f + e . f,
+ *   |x . y - (q . s) r t| <= |e| |s t| + |q r| |f| + |e| |f|     (Cauchy-Schwarz, Euclidean norms),
+ * which is a quarter smaller on dense rows (their errors are spread, not each at its worst). The
+ * scan takes the smaller of the two bounds per entry. The integer products q . s are exact (int32;
+ * d <= 65536). A tile entry is a candidate when its approximation plus that bound reaches the row's
+ * floor, so every pair the
  * fp32 path would look at is looked at, and the re-score (simtile_core.h) gives the same pairs and
  * top-k lists on either path. The bound is small for dense vectors (on lexical embeddings of the
  * generator's rows: max |x_k| about 0.18, sum |x_k| about 18.5, bound about 0.027).
@@ -37,6 +42,8 @@ typedef struct la_i8_side {
     uint8_t *data;        /* Q: n * dp int8 (as bytes); S: panels * LA_I8_NR * dp */
     float *inv_scale;     /* per row: 1 / a (0 for a zero row) */
     float *half_l1;       /* per row: 0.5 sum |q| (for Q: plus 0.25 d) */
+    float *norm;          /* per row: |q r|, the dequantized row's Euclidean norm, rounded up */
+    float *err;           /* per row: |x - q r|, its rounding error's norm, rounded up */
     int32_t *sum;         /* per Q row: sum q (the + 128 of the S bytes is taken back with it) */
     int kernel;           /* Q: the LA_I8_* kernel la_i8_tile runs, chosen when it was quantized */
 } la_i8_side;

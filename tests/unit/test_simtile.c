@@ -143,6 +143,31 @@ static void test_matches_brute_force(void **state) {
     corpus_free(&c);
 }
 
+/* Every held-out row has a crowd of seen rows within a few millionths of one cosine, far closer
+ * than the int8 path's error bound, spread over the seen side so that they fall in different tiles:
+ * the floor rises to the tile's best lower bound before the crowd is re-scored, and the nearest row
+ * must still be the one brute force finds, with every tiling and path. */
+static corpus make_crowds(size_t nq, size_t ns, size_t d, double at, size_t crowd) {
+    corpus c = {malloc(nq * d * sizeof(float)), malloc(ns * d * sizeof(float)), nq, ns, d};
+    for (size_t i = 0; i < nq; i++) random_unit(c.Q + i * d, d);
+    for (size_t i = 0; i < ns; i++) random_unit(c.S + i * d, d);
+    for (size_t q = 0; q < nq; q++)
+        for (size_t m = 0; m < crowd; m++) {
+            size_t s = (q * 31 + m * (ns / crowd)) % ns;
+            at_cosine(c.Q + q * d, c.S + s * d, d, at + (double)((m * 5 + q) % crowd) * 1e-6);
+        }
+    return c;
+}
+
+static void test_nearest_in_a_crowd(void **state) {
+    corpus c = make_crowds(24, 960, 256, 0.6, 12);
+    check_config(&c, 0.9f, 1, 1, 0, 64, c.ns);
+    check_config(&c, 0.9f, 1, 2, 8, 32, 400);
+    check_config(&c, 0.6f + 5e-6f, 1, 2, 0, 48, c.ns); /* some of each crowd reach the threshold */
+    check_config(&c, 0.9f, 3, 2, 0, 64, c.ns);
+    corpus_free(&c);
+}
+
 static void test_other_dims_and_thresholds(void **state) {
     corpus c = make_corpus(64, 700, 384, 0.9f);
     check_config(&c, 0.9f, 4, 2, 0, 0, c.ns);
@@ -158,6 +183,7 @@ static void test_sgemm_path_too(void **state) {
     setenv("LEAKAUDIT_NO_INT8", "1", 1);
     test_matches_brute_force(state);
     test_other_dims_and_thresholds(state);
+    test_nearest_in_a_crowd(state);
     unsetenv("LEAKAUDIT_NO_INT8");
 }
 
@@ -171,6 +197,7 @@ static void test_avx2_path_too(void **state) {
     }
     test_matches_brute_force(state);
     test_other_dims_and_thresholds(state);
+    test_nearest_in_a_crowd(state);
     unsetenv("LEAKAUDIT_INT8");
 }
 
@@ -199,6 +226,19 @@ static void check_int8_tile(const float *Q, size_t nq, const float *S, size_t ns
             double approx = (double)C[i * ldc + j] * ra * rb;
             double bound = ((double)si.half_l1[j] + (double)qi.half_l1[i]) * ra * rb;
             assert_true(fabs(exact - approx) <= bound + 1e-9 * (1 + fabs(exact)));
+            /* the Euclidean form, from each row's norms alone */
+            double l2 = (double)qi.err[i] * si.norm[j] + (double)qi.norm[i] * si.err[j] + (double)qi.err[i] * si.err[j];
+            assert_true(fabs(exact - approx) <= l2 + 1e-9 * (1 + fabs(exact)));
+            /* the norms are those of the rows as quantized and of what rounding left */
+            if (j == 0) {
+                double nn = 0, ee = 0;
+                for (size_t k = 0; k < d; k++) {
+                    double v = q[k] * ra, e = (double)Q[i * d + k] - v;
+                    nn += v * v, ee += e * e;
+                }
+                assert_true(qi.norm[i] >= sqrt(nn) && qi.norm[i] <= sqrt(nn) * (1 + 1e-6) + 1e-30);
+                assert_true(qi.err[i] >= sqrt(ee) && qi.err[i] <= sqrt(ee) * (1 + 1e-6) + 1e-30);
+            }
         }
     la_i8_side_free(&qi);
     la_i8_side_free(&si);
@@ -274,6 +314,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_brute_force),
         cmocka_unit_test(test_other_dims_and_thresholds),
+        cmocka_unit_test(test_nearest_in_a_crowd),
         cmocka_unit_test(test_sgemm_path_too),
         cmocka_unit_test(test_avx2_path_too),
         cmocka_unit_test(test_int8_bound_holds),
