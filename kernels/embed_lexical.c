@@ -17,13 +17,15 @@
  * - the slots of the next features are prefetched: nearly every access to the table misses;
  * - the hashes are xxHash's inline ones (the same XXH3 values as the library's calls);
  * - a text's distinct features and counts sit in arrays in order of first occurrence, which the
- *   later loops read in sequence; the table that finds them has 8-byte slots and is sized per text;
+ *   later loops read in sequence; the table that finds them is sized per text, holds each feature's
+ *   whole hash (one load tells a repeat from a new feature) and is prefetched a few features ahead;
  *   the scratch buffers live for the whole call, across both passes.
  */
 #include "embed_lexical.h"
 #include "la_cpus.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #define XXH_INLINE_ALL
@@ -42,6 +44,9 @@
 /* How many features ahead the document-frequency slots are prefetched. */
 #define PREFETCH_AHEAD 16
 
+/* How many features ahead the count table's slots are prefetched. */
+#define COUNT_AHEAD 8
+
 #define DF_SLOTS ((size_t)1 << LA_LEX_DF_BITS)
 
 /* Term frequencies below this have their weight looked up. */
@@ -55,14 +60,6 @@ void la_embed_lexical_params_default(la_embed_lexical_params *p) {
     p->skip = NULL;
 }
 
-/* A slot of the per-text count table: the high half of a feature's hash (never 0; 0 = empty), a
- * filter before the full comparison, and the feature's position among the distinct ones. Eight
- * bytes, so that the table of a typical text stays in the first cache levels. */
-typedef struct feat_slot {
-    uint32_t tag;
-    uint32_t idx;
-} feat_slot;
-
 /* Per-thread scratch, reused from text to text: the features of one text, high bit 0 for words,
  * 1 for characters, and their distinct values with counts in order of first occurrence. */
 typedef struct feats {
@@ -72,7 +69,9 @@ typedef struct feats {
     size_t padcap;
     uint32_t *cp;   /* code point start offsets in pad */
     size_t cpcap;
-    feat_slot *tab; /* open addressing: a power of two of slots, at least twice n, per text */
+    uint64_t *tab;  /* open addressing: a power of two of slots, at least twice n, per text: each
+                       feature's hash, 0 = empty (a hash of 0 is counted aside) */
+    uint32_t *pos;  /* per slot: the feature's place among the distinct ones */
     size_t tcap;
     uint64_t *key;  /* the distinct features, in order of first occurrence */
     uint32_t *cnt;  /* how often each occurs */
@@ -107,9 +106,11 @@ static int reset_table(feats *f, size_t *mask) {
     while (need < 2 * f->n) need *= 2;
     if (need > f->tcap) {
         free(f->tab);
+        free(f->pos);
         f->tab = malloc(need * sizeof *f->tab);
-        f->tcap = f->tab ? need : 0;
-        if (!f->tab) return -1;
+        f->pos = malloc(need * sizeof *f->pos);
+        f->tcap = f->tab && f->pos ? need : 0;
+        if (!f->tcap) return -1;
     }
     memset(f->tab, 0, need * sizeof *f->tab);
     *mask = need - 1;
@@ -122,24 +123,33 @@ static int count_feats(feats *f) {
     if (reset_table(f, &mask) || grow((void **)&f->key, &f->keycap, f->n + 1, sizeof *f->key) ||
         grow((void **)&f->cnt, &f->cntcap, f->n + 1, sizeof *f->cnt))
         return -1;
-    feat_slot *tab = f->tab;
+    uint64_t *tab = f->tab;
+    uint32_t *pos = f->pos;
     uint64_t *key = f->key;
     uint32_t *cnt = f->cnt;
-    size_t nused = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        uint64_t h = f->h[i];
-        uint32_t tag = (uint32_t)(h >> 32) | 1u;
-        size_t slot = (size_t)h & mask; /* the low bits of a hash: already mixed */
+    const uint64_t *h = f->h;
+    const size_t n = f->n;
+    size_t nused = 0, zero = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (i + COUNT_AHEAD < n) LA_PREFETCH(&tab[(size_t)h[i + COUNT_AHEAD] & mask]);
+        const uint64_t x = h[i];
+        if (x == 0) { /* the empty slot's value: counted aside */
+            if (zero == SIZE_MAX) zero = nused, key[nused] = 0, cnt[nused++] = 0;
+            cnt[zero]++;
+            continue;
+        }
+        size_t slot = (size_t)x & mask; /* the low bits of a hash: already mixed */
         for (;;) {
-            feat_slot e = tab[slot];
-            if (e.tag == 0) {
-                tab[slot] = (feat_slot){tag, (uint32_t)nused};
-                key[nused] = h;
-                cnt[nused++] = 1;
+            const uint64_t e = tab[slot];
+            if (e == x) {
+                cnt[pos[slot]]++;
                 break;
             }
-            if (e.tag == tag && key[e.idx] == h) {
-                cnt[e.idx]++;
+            if (e == 0) {
+                tab[slot] = x;
+                pos[slot] = (uint32_t)nused;
+                key[nused] = x;
+                cnt[nused++] = 1;
                 break;
             }
             slot = (slot + 1) & mask;
@@ -198,6 +208,7 @@ static int extract(const char *s, size_t len, uint64_t seed, feats *f) {
 
 static void feats_free(feats *f) {
     free(f->tab);
+    free(f->pos);
     free(f->key);
     free(f->cnt);
     free(f->w);
