@@ -134,10 +134,20 @@ static int input_like(const char *name)
 }
 
 /* What a file a folder holds is, when it is rows in a form leakaudit does not read (by its name):
- * a columnar table or a spreadsheet, or an input-like name under a packing the readers do not undo;
- * NULL for anything else (a README, a licence, a script). */
+ * a columnar table or a spreadsheet, or an input-like name under a packing the readers do not undo,
+ * also under the .gz or .zst the readers do undo (train.parquet.gz); NULL for anything else (a
+ * README, a licence, a script). */
 static const char *unread_rows(const char *name)
 {
+    static const char *const undone[] = {".gz", ".zst", ".zstd"};
+    for (size_t k = 0; k < sizeof undone / sizeof *undone; k++) {
+        size_t n = strlen(name), m = strlen(undone[k]);
+        if (n > m && !strcasecmp(name + n - m, undone[k])) {
+            char inner[NAME_MAX + 1];
+            snprintf(inner, sizeof inner, "%.*s", (int)(n - m), name);
+            return unread_rows(inner);
+        }
+    }
     static const struct {
         const char *ext, *what;
         int packing; /* only around a name that would be an input: train.jsonl.xz, not notes.xz */

@@ -82,9 +82,10 @@ check "rows a folder holds in forms it does not read are left out with a warning
 printf 'PAR1\025\004' >shards/d.parquet
 printf '\375\067zXZ\000' >shards/sub/e.jsonl.xz
 echo "archived notes" >shards/notes.xz
+printf '\037\213\010\000' >shards/sub/f.parquet.gz
 la audit --part dev=shards/ --test held2.jsonl --embed none --out folder_warn
 expect_rc 1
-expect_has err.txt "warning: left out 2 files of the input folders holding rows it does not read, such as shards/d.parquet (Parquet)"
+expect_has err.txt "warning: left out 3 files of the input folders holding rows it does not read, such as shards/d.parquet (Parquet)"
 expect_has err.txt "to the Python package"
 [ "$(json_get folder_warn/report.json '[i["path"] for i in j["inputs"]]')" = "['shards/a.jsonl', 'shards/b.jsonl', 'shards/sub/c.csv', 'held2.jsonl']" ] ||
     fail "the same inputs as before the Parquet and xz files"
@@ -96,7 +97,12 @@ printf 'PAR1\025\004' >parquet_only/sub/train-00000.parquet
 la audit --part dev=parquet_only --test held2.jsonl --out none
 expect_rc 2
 expect_has err.txt "parquet_only: the folder holds no .jsonl, .json, .csv or .tsv file (.gz and .zst included), only files leakaudit does not read, such as parquet_only/sub/train-00000.parquet (Parquet)"
-rm shards/d.parquet shards/sub/e.jsonl.xz shards/notes.xz
+rm shards/d.parquet shards/sub/e.jsonl.xz shards/sub/f.parquet.gz shards/notes.xz
+mkdir -p packed_only
+printf '\037\213\010\000' >packed_only/test-00000.parquet.gz
+la audit --part dev=packed_only --test held2.jsonl --out none
+expect_rc 2
+expect_has err.txt "packed_only: the folder holds no .jsonl, .json, .csv or .tsv file (.gz and .zst included), only files leakaudit does not read, such as packed_only/test-00000.parquet.gz (Parquet)"
 
 check "a missing text field lists the keys the record has"
 la audit --dev dev_text.jsonl --test test_q.jsonl --out missing
