@@ -229,7 +229,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
     /* the int8 path where the CPU has VNNI or AVX2 (simtile_i8.h): the same pairs and lists, re-scored */
     la_i8_side qi = {0}, si = {0};
     if (la_simtile_i8_available(d)) {
-        if (la_i8_quantize_q(Q, nq, d, &qi) || la_i8_quantize_s(S, ns, d, &si)) {
+        if (la_i8_quantize_q(Q, nq, d, nt, &qi) || la_i8_quantize_s(S, ns, d, nt, &si)) {
             la_i8_side_free(&qi);
             la_i8_side_free(&si);
             return la_error(LA_ENOMEM, "simtile: out of memory quantizing %zu x %zu vectors", nq + ns, d);

@@ -16,10 +16,14 @@
  * Zero rows pad a partial Q block. Both give the exact integer products.
  */
 #include "simtile_i8.h"
+#include "la_cpus.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Rows a thread quantizes at a time (a multiple of LA_I8_NR: whole panels). */
+#define QUANTIZE_ROWS 256
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -132,13 +136,27 @@ static int alloc_side(la_i8_side *o, size_t n, size_t d, size_t rows, int with_s
     return 0;
 }
 
-int la_i8_quantize_q(const float *Q, size_t n, size_t d, la_i8_side *out)
+#ifdef LA_HAVE_OPENMP
+/* OpenMP threads for a quantization loop over n rows (one when there are few). */
+static int quantize_threads(int threads, size_t n)
+{
+    return n < 4 * QUANTIZE_ROWS ? 1 : la_omp_threads(threads);
+}
+#endif
+
+int la_i8_quantize_q(const float *Q, size_t n, size_t d, int threads, la_i8_side *out)
 {
     if (alloc_side(out, n, d, n, 1)) return -1;
     out->kernel = la_simtile_i8_kernel(d);
     /* AVX2 multiplies S bytes (up to 255) by Q bytes in pairs summed into 16 bits: |q| <= 63 keeps
      * a pair's sum at most 2 x 255 x 63 = 32130, below the saturation of vpmaddubsw */
     const int qmax = out->kernel == LA_I8_AVX2 ? 63 : 127;
+#ifdef LA_HAVE_OPENMP
+    const int nt = quantize_threads(threads, n);
+#pragma omp parallel for num_threads(nt) schedule(static, QUANTIZE_ROWS)
+#else
+    (void)threads;
+#endif
     for (size_t i = 0; i < n; i++) {
         int8_t *q = (int8_t *)out->data + i * out->dp;
         float a = quantize_row(Q + i * d, d, qmax, q);
@@ -152,21 +170,16 @@ int la_i8_quantize_q(const float *Q, size_t n, size_t d, la_i8_side *out)
     return 0;
 }
 
-int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out)
+/* Panel p of the seen side: its bytes set to 128 (0, for padding), then its rows quantized and
+ * scattered into it; q is scratch for one row. */
+static void quantize_panel(const float *S, size_t n, size_t d, size_t p, int8_t *q, la_i8_side *out)
 {
-    size_t panels = (n + LA_I8_NR - 1) / LA_I8_NR;
-    if (alloc_side(out, n, d, panels * LA_I8_NR, 0)) return -1;
     const size_t dp = out->dp;
-    memset(out->data, 128, panels * LA_I8_NR * dp); /* padding bytes stand for 0 */
-    int8_t *q = malloc(d ? d : 1); /* one row, before it is scattered into its panel */
-    if (!q) {
-        la_i8_side_free(out);
-        return -1;
-    }
-    for (size_t j = 0; j < n; j++) {
+    uint8_t *panel = out->data + p * LA_I8_NR * dp;
+    memset(panel, 128, LA_I8_NR * dp);
+    for (size_t j = p * LA_I8_NR; j < n && j < (p + 1) * LA_I8_NR; j++) {
         float a = quantize_row(S + j * d, d, 127, q);
         int32_t l1 = 0;
-        uint8_t *panel = out->data + (j / LA_I8_NR) * LA_I8_NR * dp;
         size_t lane = j % LA_I8_NR;
         for (size_t k = 0; k < d; k++) {
             panel[(k / 4) * (4 * LA_I8_NR) + lane * 4 + k % 4] = (uint8_t)(q[k] + 128);
@@ -176,7 +189,38 @@ int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out)
         out->half_l1[j] = 0.5f * (float)l1;
         norms_of(out, j, S + j * d, q, d);
     }
-    free(q);
+}
+
+int la_i8_quantize_s(const float *S, size_t n, size_t d, int threads, la_i8_side *out)
+{
+    size_t panels = (n + LA_I8_NR - 1) / LA_I8_NR;
+    if (alloc_side(out, n, d, panels * LA_I8_NR, 0)) return -1;
+    int failed = 0;
+#ifdef LA_HAVE_OPENMP
+    const int nt = quantize_threads(threads, n);
+#pragma omp parallel num_threads(nt)
+#else
+    (void)threads;
+#endif
+    {
+        int8_t *q = malloc(d ? d : 1); /* one row, before it is scattered into its panel */
+        if (!q) {
+#ifdef LA_HAVE_OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef LA_HAVE_OPENMP
+#pragma omp for schedule(static, QUANTIZE_ROWS / LA_I8_NR)
+#endif
+        for (size_t p = 0; p < panels; p++)
+            if (q) quantize_panel(S, n, d, p, q, out);
+        free(q);
+    }
+    if (failed) {
+        la_i8_side_free(out);
+        return -1;
+    }
     return 0;
 }
 

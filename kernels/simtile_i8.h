@@ -61,9 +61,10 @@ int la_simtile_i8_available(size_t d);
 /* "int8 AVX-512 VNNI", "int8 AVX2" or "sgemm": static strings, for reports and benchmarks. */
 const char *la_simtile_i8_kernel_name(int kernel);
 
-/* Quantize Q (rows n x d) or S; 0 on success, -1 when out of memory. Free with la_i8_side_free. */
-int la_i8_quantize_q(const float *Q, size_t n, size_t d, la_i8_side *out);
-int la_i8_quantize_s(const float *S, size_t n, size_t d, la_i8_side *out);
+/* Quantize Q (rows n x d) or S on `threads` OpenMP threads (0: the OpenMP default; the same bytes
+ * for any count); 0 on success, -1 when out of memory. Free with la_i8_side_free. */
+int la_i8_quantize_q(const float *Q, size_t n, size_t d, int threads, la_i8_side *out);
+int la_i8_quantize_s(const float *S, size_t n, size_t d, int threads, la_i8_side *out);
 void la_i8_side_free(la_i8_side *s);
 
 /* C[i * ldc + j] = q_(q0 + i) . s_(s0 + j) (exact integers) for i < mq, j < ms; s0 a multiple of

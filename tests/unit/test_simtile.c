@@ -205,8 +205,8 @@ static void test_avx2_path_too(void **state) {
  * simtile_i8.h against the exact float product. */
 static void check_int8_tile(const float *Q, size_t nq, const float *S, size_t ns, size_t d, int kernel) {
     la_i8_side qi, si;
-    assert_int_equal(la_i8_quantize_q(Q, nq, d, &qi), 0);
-    assert_int_equal(la_i8_quantize_s(S, ns, d, &si), 0);
+    assert_int_equal(la_i8_quantize_q(Q, nq, d, 1, &qi), 0);
+    assert_int_equal(la_i8_quantize_s(S, ns, d, 1, &si), 0);
     assert_int_equal(qi.kernel, kernel);
     size_t ldc = (ns + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR;
     int32_t *C = calloc(nq * ldc, sizeof *C);
@@ -278,6 +278,33 @@ static void test_int8_bound_holds(void **state) {
     }
 }
 
+/* Quantization splits its rows across threads: the same bytes and per-row values for any count, a
+ * partial last panel and d not a multiple of 4 included. */
+static void test_quantize_any_threads(void **state) {
+    const size_t n = 1100, d = 37; /* above the size that splits; 68.75 panels */
+    float *X = malloc(n * d * sizeof *X);
+    for (size_t i = 0; i < n; i++) random_unit(X + i * d, d);
+    for (int side = 0; side < 2; side++) {
+        la_i8_side one, more;
+        for (int nt = 2; nt <= 3; nt++) {
+            assert_int_equal(side ? la_i8_quantize_s(X, n, d, 1, &one) : la_i8_quantize_q(X, n, d, 1, &one), 0);
+            assert_int_equal(side ? la_i8_quantize_s(X, n, d, nt, &more) : la_i8_quantize_q(X, n, d, nt, &more), 0);
+            size_t rows = side ? (n + LA_I8_NR - 1) / LA_I8_NR * LA_I8_NR : n;
+            assert_memory_equal(one.data, more.data, rows * one.dp);
+            assert_memory_equal(one.inv_scale, more.inv_scale, n * sizeof *one.inv_scale);
+            assert_memory_equal(one.half_l1, more.half_l1, n * sizeof *one.half_l1);
+            assert_memory_equal(one.norm, more.norm, n * sizeof *one.norm);
+            assert_memory_equal(one.err, more.err, n * sizeof *one.err);
+            if (!side) assert_memory_equal(one.sum, more.sum, n * sizeof *one.sum);
+            if (side) /* the last panel's lanes past the rows are zeros (stored as 128) */
+                for (size_t b = n * 4 % (4 * LA_I8_NR); b < 4 * LA_I8_NR; b++) assert_int_equal(one.data[(rows - LA_I8_NR) * one.dp + b], 128);
+            la_i8_side_free(&one);
+            la_i8_side_free(&more);
+        }
+    }
+    free(X);
+}
+
 static void test_topk_order_is_total(void **state) {
     uint32_t idx[3];
     float cos[3];
@@ -318,6 +345,7 @@ int main(void) {
         cmocka_unit_test(test_sgemm_path_too),
         cmocka_unit_test(test_avx2_path_too),
         cmocka_unit_test(test_int8_bound_holds),
+        cmocka_unit_test(test_quantize_any_threads),
         cmocka_unit_test(test_topk_order_is_total),
         cmocka_unit_test(test_bad_arguments),
     };
