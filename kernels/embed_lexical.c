@@ -8,6 +8,8 @@
  *
  * What makes it fast, without changing a bit of the result (tests/unit/test_embed_lexical_ref.c
  * compares it with a plain reference):
+ * - the first pass only tells each text's new features from repeats (no order, counts or keys kept)
+ *   and counts a document for each new one as it goes;
  * - each thread counts document frequencies in a table of its own (the first thread in the shared
  *   one; 16 MB per further thread), summed after the first pass: plain increments instead of atomic
  *   ones, whose lock also kept the CPU from overlapping the cache misses of this 16 MB table;
@@ -159,9 +161,9 @@ static int count_feats(feats *f) {
     return 0;
 }
 
-/* Collect the features of one text into f->h, in text order, and count them. The group bit
- * replaces the top bit of the hash, so the df slot (top bits) differs per group as well. */
-static int extract(const char *s, size_t len, uint64_t seed, feats *f) {
+/* Collect the features of one text into f->h, in text order. The group bit replaces the top bit of
+ * the hash, so the df slot (top bits) differs per group as well. */
+static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
     f->n = 0;
     if (!s) len = 0;
     /* words: unigrams and bigrams */
@@ -203,7 +205,12 @@ static int extract(const char *s, size_t len, uint64_t seed, feats *f) {
                 *out++ = XXH3_64bits_withSeed(pad + cp[j], cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
         f->n = (size_t)(out - f->h);
     }
-    return count_feats(f);
+    return 0;
+}
+
+/* The features of one text, counted (count_feats). */
+static int extract(const char *s, size_t len, uint64_t seed, feats *f) {
+    return collect(s, len, seed, f) || count_feats(f);
 }
 
 static void feats_free(feats *f) {
@@ -217,13 +224,36 @@ static void feats_free(feats *f) {
     free(f->cp);
 }
 
-/* Pass 1 for one counted text: one more document for each distinct feature's slot in df. */
-static void add_document(const feats *f, uint32_t *df) {
-    const uint64_t *key = f->key;
-    for (size_t i = 0; i < f->nused; i++) {
-        if (i + PREFETCH_AHEAD < f->nused) LA_PREFETCH(&df[la_lex_df_slot(key[i + PREFETCH_AHEAD])]);
-        df[la_lex_df_slot(key[i])]++;
+/* Pass 1 for one collected text: one more document for each distinct feature's slot in df. The
+ * count table only tells a new feature from a repeat here: no order, counts or keys are kept. */
+static int add_document(feats *f, uint32_t *df) {
+    size_t mask;
+    if (reset_table(f, &mask)) return -1;
+    uint64_t *tab = f->tab;
+    const uint64_t *h = f->h;
+    const size_t n = f->n;
+    int zero = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + COUNT_AHEAD < n) {
+            LA_PREFETCH(&tab[(size_t)h[i + COUNT_AHEAD] & mask]);
+            LA_PREFETCH(&df[la_lex_df_slot(h[i + COUNT_AHEAD])]);
+        }
+        const uint64_t x = h[i];
+        if (x == 0) { /* the empty slot's value: counted aside */
+            if (!zero) zero = 1, df[la_lex_df_slot(0)]++;
+            continue;
+        }
+        for (size_t slot = (size_t)x & mask;; slot = (slot + 1) & mask) {
+            const uint64_t e = tab[slot];
+            if (e == x) break;
+            if (e == 0) {
+                tab[slot] = x;
+                df[la_lex_df_slot(x)]++;
+                break;
+            }
+        }
     }
+    return 0;
 }
 
 /* The idf that df_finish_slot left in slot s of the shared table. */
@@ -380,10 +410,7 @@ la_status la_cpu_lexical_idf(const char *const *texts, const size_t *lens, size_
 #pragma omp for schedule(dynamic, 64)
 #endif
         for (size_t r = 0; r < n; r++) {
-            if (extract(texts[r], lens[r], p->seed, &f))
-                set_failed(&failed);
-            else
-                add_document(&f, mine);
+            if (collect(texts[r], lens[r], p->seed, &f) || add_document(&f, mine)) set_failed(&failed);
         }
 #ifdef LA_HAVE_OPENMP
 #pragma omp for schedule(static)
