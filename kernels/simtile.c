@@ -96,6 +96,7 @@ typedef struct job {
     uint32_t *top_idx;
     float *top_cos;
     const la_i8_side *qi, *si; /* the int8 path (simtile_i8.h), or NULL: sgemm */
+    const uint8_t *qzero;      /* per held-out row: 1 for a zero vector; NULL: none taken aside */
 } job;
 
 /* A candidate (q, s0 + j) of a tile whose fast value is c: re-score it in the fixed order; pairs and
@@ -119,6 +120,18 @@ static int take_candidate(const job *jb, size_t q, size_t s0, size_t j, float c,
     return 0;
 }
 
+/* A zero held-out row (jb->qzero): every re-scored cosine is 0, so of a tile only its first k
+ * entries (the lowest indices, which win ties) can enter the row's list, and none is a pair (the
+ * threshold is above the margin, or no row is taken aside). Re-scoring just those gives the lists
+ * a full scan gives, without re-scoring the whole seen side for a row that matches nothing. */
+static int take_zero_row(const job *jb, size_t q, size_t s0, size_t ms, la_simtile_hits *out, size_t *rescored)
+{
+    float floor = -INFINITY;
+    for (size_t j = 0; j < ms && j < jb->k; j++)
+        if (take_candidate(jb, q, s0, j, 0.0f, &floor, out, rescored)) return -1;
+    return 0;
+}
+
 /* The int8 path of run_block: C holds the exact integer products of the tile; an entry is looked at
  * when its approximation plus the error bound of simtile_i8.h (the smaller of its two forms) reaches
  * the floor. With a top-1 list the floor also rises to the best lower bound (approximation minus
@@ -134,6 +147,10 @@ static int scan_i8(const job *jb, size_t q0, size_t mq, size_t s0, size_t ms, co
     for (size_t i = 0; i < mq; i++) {
         const int32_t *row = C + i * ldc;
         const size_t q = q0 + i;
+        if (jb->qzero && jb->qzero[q]) {
+            if (take_zero_row(jb, q, s0, ms, out, rescored)) return -1;
+            continue;
+        }
         const float ra = qs->inv_scale[q], ha = qs->half_l1[q], na = qs->norm[q], ea = qs->err[q];
         float floor = la_simtile_floor(jb->thr, jb->k ? jb->top_cos + q * jb->k : NULL, jb->k);
         /* each entry's upper bound, and the best lower bound of the row's tile (per lane of
@@ -187,6 +204,10 @@ static int run_block(const job *jb, size_t q0, size_t q1, float *C, float *ub, l
         for (size_t i = 0; i < q1 - q0; i++) {
             const float *row = C + i * ms;
             const size_t q = q0 + i;
+            if (jb->qzero && jb->qzero[q]) {
+                if (take_zero_row(jb, q, s0, ms, out, rescored)) return -1;
+                continue;
+            }
             const float *tc = k ? jb->top_cos + q * k : NULL;
             float floor = la_simtile_floor(jb->thr, tc, (uint32_t)k);
             for (size_t j0 = 0; j0 < ms; j0 += LA_SIMTILE_SCAN) {
@@ -225,11 +246,26 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
     if (bs > ns) bs = ns;
     if (bq > INT32_MAX / 2 || bs > INT32_MAX / 2) return la_error(LA_EINVAL, "simtile: block too large");
 
-    job jb = {Q, S, nq, ns, d, s_offset, p->topk, p->threshold, bq, bs, top_idx, top_cos, NULL, NULL};
+    job jb = {Q, S, nq, ns, d, s_offset, p->topk, p->threshold, bq, bs, top_idx, top_cos, NULL, NULL, NULL};
+    /* zero held-out rows (empty texts) are taken aside where no cosine of 0 can be a pair */
+    uint8_t *qzero = NULL;
+    if (p->threshold > LA_SIMTILE_MARGIN) {
+        size_t nzero = 0;
+        qzero = malloc(nq);
+        if (!qzero) return la_error(LA_ENOMEM, "simtile: out of memory");
+        for (size_t q = 0; q < nq; q++) {
+            size_t t = 0;
+            while (t < d && Q[q * d + t] == 0.0f) t++;
+            qzero[q] = t == d;
+            nzero += qzero[q];
+        }
+        if (nzero) jb.qzero = qzero;
+    }
     /* the int8 path where the CPU has VNNI or AVX2 (simtile_i8.h): the same pairs and lists, re-scored */
     la_i8_side qi = {0}, si = {0};
     if (la_simtile_i8_available(d)) {
         if (la_i8_quantize_q(Q, nq, d, nt, &qi) || la_i8_quantize_s(S, ns, d, nt, &si)) {
+            free(qzero);
             la_i8_side_free(&qi);
             la_i8_side_free(&si);
             return la_error(LA_ENOMEM, "simtile: out of memory quantizing %zu x %zu vectors", nq + ns, d);
@@ -247,6 +283,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
     if (!local || !resc) {
         free(local);
         free(resc);
+        free(qzero);
         la_i8_side_free(&qi);
         la_i8_side_free(&si);
         return la_error(LA_ENOMEM, "simtile: out of memory");
@@ -317,6 +354,7 @@ la_status la_cpu_simtile(const float *Q, size_t nq, const float *S, size_t ns, s
     for (int t = 0; t < nt; t++) la_simtile_hits_free(&local[t]);
     free(local);
     free(resc);
+    free(qzero);
     la_i8_side_free(&qi);
     la_i8_side_free(&si);
     if (st == LA_OK && stats) {

@@ -168,6 +168,22 @@ static void test_nearest_in_a_crowd(void **state) {
     corpus_free(&c);
 }
 
+/* Zero held-out rows (empty texts) take only the first entries of each tile aside: their lists
+ * must still be brute force's (the lowest seen indices, cosine 0), with zero seen rows too, any
+ * tiling, batches and list length. */
+static void test_zero_rows(void **state) {
+    corpus c = make_corpus(40, 300, 48, 0.8f);
+    const size_t zq[] = {0, 7, 39}, zs[] = {0, 5, 299};
+    for (size_t i = 0; i < 3; i++) {
+        memset(c.Q + zq[i] * c.d, 0, c.d * sizeof *c.Q);
+        memset(c.S + zs[i] * c.d, 0, c.d * sizeof *c.S);
+    }
+    check_config(&c, 0.8f, 1, 2, 0, 0, c.ns);
+    check_config(&c, 0.8f, 3, 2, 8, 16, 100);
+    check_config(&c, 0.8f, 5, 1, 3, 2, 7);
+    corpus_free(&c);
+}
+
 static void test_other_dims_and_thresholds(void **state) {
     corpus c = make_corpus(64, 700, 384, 0.9f);
     check_config(&c, 0.9f, 4, 2, 0, 0, c.ns);
@@ -184,6 +200,7 @@ static void test_sgemm_path_too(void **state) {
     test_matches_brute_force(state);
     test_other_dims_and_thresholds(state);
     test_nearest_in_a_crowd(state);
+    test_zero_rows(state);
     unsetenv("LEAKAUDIT_NO_INT8");
 }
 
@@ -198,6 +215,7 @@ static void test_avx2_path_too(void **state) {
     test_matches_brute_force(state);
     test_other_dims_and_thresholds(state);
     test_nearest_in_a_crowd(state);
+    test_zero_rows(state);
     unsetenv("LEAKAUDIT_INT8");
 }
 
@@ -342,6 +360,7 @@ int main(void) {
         cmocka_unit_test(test_matches_brute_force),
         cmocka_unit_test(test_other_dims_and_thresholds),
         cmocka_unit_test(test_nearest_in_a_crowd),
+        cmocka_unit_test(test_zero_rows),
         cmocka_unit_test(test_sgemm_path_too),
         cmocka_unit_test(test_avx2_path_too),
         cmocka_unit_test(test_int8_bound_holds),
