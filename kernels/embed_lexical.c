@@ -200,7 +200,23 @@ static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
         const char *pad = f->pad;
         const uint32_t *cp = f->cp;
         uint64_t *out = f->h + f->n;
-        for (size_t j = 0; j < ncp; j++)
+        const uint64_t s3 = seeds[0], s4 = seeds[1], s5 = seeds[2];
+        size_t j = 0;
+        /* where the five code points from j are single bytes, the three lengths are constants:
+         * the same calls, without the hash's dispatch on the length, three chains side by side */
+        for (; j + 5 <= ncp; j++) {
+            const char *g = pad + cp[j];
+            if (cp[j + 5] - cp[j] == 5) {
+                out[0] = XXH3_64bits_withSeed(g, 3, s3) | GROUP_CHAR;
+                out[1] = XXH3_64bits_withSeed(g, 4, s4) | GROUP_CHAR;
+                out[2] = XXH3_64bits_withSeed(g, 5, s5) | GROUP_CHAR;
+            } else {
+                for (size_t n = 3; n <= 5; n++)
+                    out[n - 3] = XXH3_64bits_withSeed(g, cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
+            }
+            out += 3;
+        }
+        for (; j < ncp; j++)
             for (size_t n = 3; n <= 5 && j + n <= ncp; n++)
                 *out++ = XXH3_64bits_withSeed(pad + cp[j], cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
         f->n = (size_t)(out - f->h);
