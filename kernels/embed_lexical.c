@@ -119,6 +119,19 @@ static int reset_table(feats *f, size_t *mask) {
     return 0;
 }
 
+/* Find the non-zero hash x in the count table, or put it in the first empty slot; returns 1 when it
+ * was not there, and its slot in *at. */
+static inline int find_or_add(uint64_t *tab, size_t mask, uint64_t x, size_t *at) {
+    for (size_t slot = (size_t)x & mask;; slot = (slot + 1) & mask) { /* the low bits: already mixed */
+        const uint64_t e = tab[slot];
+        if (e == x || e == 0) {
+            if (e == 0) tab[slot] = x;
+            *at = slot;
+            return e == 0;
+        }
+    }
+}
+
 /* Count the distinct features of f->h into f->key and f->cnt, in order of first occurrence. */
 static int count_feats(feats *f) {
     size_t mask;
@@ -140,21 +153,13 @@ static int count_feats(feats *f) {
             cnt[zero]++;
             continue;
         }
-        size_t slot = (size_t)x & mask; /* the low bits of a hash: already mixed */
-        for (;;) {
-            const uint64_t e = tab[slot];
-            if (e == x) {
-                cnt[pos[slot]]++;
-                break;
-            }
-            if (e == 0) {
-                tab[slot] = x;
-                pos[slot] = (uint32_t)nused;
-                key[nused] = x;
-                cnt[nused++] = 1;
-                break;
-            }
-            slot = (slot + 1) & mask;
+        size_t slot;
+        if (find_or_add(tab, mask, x, &slot)) {
+            pos[slot] = (uint32_t)nused;
+            key[nused] = x;
+            cnt[nused++] = 1;
+        } else {
+            cnt[pos[slot]]++;
         }
     }
     f->nused = nused;
@@ -259,15 +264,8 @@ static int add_document(feats *f, uint32_t *df) {
             if (!zero) zero = 1, df[la_lex_df_slot(0)]++;
             continue;
         }
-        for (size_t slot = (size_t)x & mask;; slot = (slot + 1) & mask) {
-            const uint64_t e = tab[slot];
-            if (e == x) break;
-            if (e == 0) {
-                tab[slot] = x;
-                df[la_lex_df_slot(x)]++;
-                break;
-            }
-        }
+        size_t slot;
+        if (find_or_add(tab, mask, x, &slot)) df[la_lex_df_slot(x)]++;
     }
     return 0;
 }
