@@ -4,6 +4,7 @@
  */
 #include "commands.h"
 #include "device.h"
+#include "embed_lexical.h"
 #include "la_cpus.h"
 #include "leakaudit.h"
 #include "near_kernels.h"
@@ -44,8 +45,8 @@ static void print_cpu(void)
         fclose(f);
     }
     printf("\nCPU:\n  %s, %d CPUs this process may use\n", model[0] ? model : "(model not known)", la_cpu_count());
-    printf("  kernels: MinHash %s, SimHash %s, similarity tiles %s\n", la_cpu_minhash_kernel(), la_cpu_simhash_kernel(),
-           la_simtile_i8_kernel_name(la_simtile_i8_kernel(1024)));
+    printf("  kernels: MinHash %s, SimHash %s, lexical n-grams %s, similarity tiles %s\n", la_cpu_minhash_kernel(),
+           la_cpu_simhash_kernel(), la_cpu_lexical_kernel(), la_simtile_i8_kernel_name(la_simtile_i8_kernel(1024)));
 }
 
 int la_cmd_doctor(int argc, char **argv)

@@ -17,7 +17,10 @@
  *   one float per feature instead of computing a logarithm and a division; small term frequencies
  *   have their weight in a table too (the same function, the same floats);
  * - the slots of the next features are prefetched: nearly every access to the table misses;
- * - the hashes are xxHash's inline ones (the same XXH3 values as the library's calls);
+ * - the hashes are xxHash's inline ones (the same XXH3 values as the library's calls); where a CPU
+ *   has AVX-512 (F, DQ, BW), the character 3-, 4- and 5-grams of eight positions whose code points are
+ *   single bytes are hashed in three vectors at once: xxHash's own arithmetic for 1-8 byte inputs,
+ *   lane by lane (la_cpu_lexical_portable turns it off for tests);
  * - a text's distinct features and counts sit in arrays in order of first occurrence, which the
  *   later loops read in sequence; the table that finds them is sized per text, holds each feature's
  *   whole hash (one load tells a repeat from a new feature) and is prefetched a few features ahead;
@@ -166,6 +169,115 @@ static int count_feats(feats *f) {
     return 0;
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#define LA_LEX_AVX512 1
+#include <immintrin.h>
+
+/* XXH3_64bits_withSeed of 3, 4 and 5 bytes reduced to what varies with the bytes: xxHash's short
+ * inputs (1-3 and 4-8 bytes) xor one constant made of the secret and the seed into the input word
+ * and mix it; these are those constants for the three seeds. */
+typedef struct gram_flips {
+    uint64_t f3, f4, f5;
+} gram_flips;
+
+static gram_flips gram_flips_of(uint64_t s3, uint64_t s4, uint64_t s5) {
+    uint32_t a, b;
+    uint64_t c, d;
+    memcpy(&a, XXH3_kSecret, 4);
+    memcpy(&b, XXH3_kSecret + 4, 4);
+    memcpy(&c, XXH3_kSecret + 8, 8);
+    memcpy(&d, XXH3_kSecret + 16, 8);
+    s4 ^= (uint64_t)__builtin_bswap32((uint32_t)s4) << 32;
+    s5 ^= (uint64_t)__builtin_bswap32((uint32_t)s5) << 32;
+    return (gram_flips){(uint64_t)(a ^ b) + s3, (c ^ d) - s4, (c ^ d) - s5};
+}
+
+#define LEX_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw")))
+
+/* XXH64's avalanche, the mix of 1-3 byte inputs */
+LEX_AVX512 static inline __m512i lex_avalanche(__m512i h) {
+    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 33));
+    h = _mm512_mullo_epi64(h, _mm512_set1_epi64((long long)XXH_PRIME64_2));
+    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 29));
+    h = _mm512_mullo_epi64(h, _mm512_set1_epi64((long long)XXH_PRIME64_3));
+    return _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+}
+
+/* XXH3's rrmxmx, the mix of 4-8 byte inputs */
+LEX_AVX512 static inline __m512i lex_rrmxmx(__m512i h, long long len) {
+    const __m512i m = _mm512_set1_epi64((long long)0x9FB21C651E98DF25ULL);
+    h = _mm512_ternarylogic_epi64(h, _mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24), 0x96); /* a ^ b ^ c */
+    h = _mm512_mullo_epi64(h, m);
+    h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), _mm512_set1_epi64(len)));
+    h = _mm512_mullo_epi64(h, m);
+    return _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+}
+
+/* The 3-, 4- and 5-grams at g + k for k = 0..7, where g[0..12) are twelve code points of one byte
+ * each (16 bytes readable from g), into out[0..24) in the scalar loop's order: the same hashes as
+ * XXH3_64bits_withSeed, eight positions a vector. */
+LEX_AVX512 static void grams8_avx512(const char *g, const gram_flips *fl, uint64_t *out) {
+    static const uint8_t pick[64] = {0, 1, 2, 3, 4, 5, 6,  7,  1, 2, 3, 4,  5,  6,  7,  8, /* lane k: bytes k..k+7 */
+                                     2, 3, 4, 5, 6, 7, 8,  9,  3, 4, 5, 6,  7,  8,  9,  10,
+                                     4, 5, 6, 7, 8, 9, 10, 11, 5, 6, 7, 8,  9,  10, 11, 12,
+                                     6, 7, 8, 9, 10, 11, 12, 13, 7, 8, 9, 10, 11, 12, 13, 14};
+    const __m512i w = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)g)),
+                                          _mm512_loadu_si512(pick));
+    const __m512i lo32 = _mm512_and_si512(w, _mm512_set1_epi64(0xFFFFFFFF));
+    /* 3 bytes c1 c2 c3: c1 << 16 | c2 << 24 | c3 | 3 << 8 */
+    __m512i k3 = _mm512_or_si512(_mm512_slli_epi64(_mm512_and_si512(w, _mm512_set1_epi64(0xFFFF)), 16),
+                                 _mm512_and_si512(_mm512_srli_epi64(w, 16), _mm512_set1_epi64(0xFF)));
+    k3 = _mm512_or_si512(k3, _mm512_set1_epi64(3 << 8));
+    /* 4 and 5 bytes: the last four bytes + (the first four << 32) */
+    const __m512i hi = _mm512_slli_epi64(lo32, 32);
+    const __m512i k4 = _mm512_add_epi64(lo32, hi);
+    const __m512i k5 = _mm512_add_epi64(_mm512_and_si512(_mm512_srli_epi64(w, 8), _mm512_set1_epi64(0xFFFFFFFF)), hi);
+    const __m512i top = _mm512_set1_epi64((long long)GROUP_CHAR);
+    const __m512i a = _mm512_or_si512(lex_avalanche(_mm512_xor_si512(k3, _mm512_set1_epi64((long long)fl->f3))), top);
+    const __m512i b = _mm512_or_si512(lex_rrmxmx(_mm512_xor_si512(k4, _mm512_set1_epi64((long long)fl->f4)), 4), top);
+    const __m512i c = _mm512_or_si512(lex_rrmxmx(_mm512_xor_si512(k5, _mm512_set1_epi64((long long)fl->f5)), 5), top);
+    /* a0 b0 c0 a1 b1 c1 ... a7 b7 c7: a and b by one permute, c put in by a masked one */
+    const __m512i ab0 = _mm512_set_epi64(10, 2, 0, 9, 1, 0, 8, 0), c0 = _mm512_set_epi64(0, 0, 1, 0, 0, 0, 0, 0);
+    const __m512i ab1 = _mm512_set_epi64(5, 0, 12, 4, 0, 11, 3, 0), c1 = _mm512_set_epi64(0, 4, 0, 0, 3, 0, 0, 2);
+    const __m512i ab2 = _mm512_set_epi64(0, 15, 7, 0, 14, 6, 0, 13), c2 = _mm512_set_epi64(7, 0, 0, 6, 0, 0, 5, 0);
+    _mm512_storeu_si512(out, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, ab0, b), 0x24, c0, c));
+    _mm512_storeu_si512(out + 8, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, ab1, b), 0x49, c1, c));
+    _mm512_storeu_si512(out + 16, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, ab2, b), 0x92, c2, c));
+}
+
+static int have_avx512 = -1; /* unknown yet */
+
+static int lex_avx512(void) {
+    int v = __atomic_load_n(&have_avx512, __ATOMIC_RELAXED);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512bw");
+        __atomic_store_n(&have_avx512, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+#endif
+
+const char *la_cpu_lexical_kernel(void) {
+#ifdef LA_LEX_AVX512
+    if (lex_avx512()) return "AVX-512";
+#endif
+    return "portable loop";
+}
+
+int la_cpu_lexical_portable(int portable) {
+#ifdef LA_LEX_AVX512
+    __atomic_store_n(&have_avx512, -1, __ATOMIC_RELAXED);
+    int have = lex_avx512();
+    if (portable) __atomic_store_n(&have_avx512, 0, __ATOMIC_RELAXED);
+    return have;
+#else
+    (void)portable;
+    return 0;
+#endif
+}
+
 /* Collect the features of one text into f->h, in text order. The group bit replaces the top bit of
  * the hash, so the df slot (top bits) differs per group as well. */
 static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
@@ -190,10 +302,12 @@ static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
     }
     /* characters: 3-5 code points of " " + text + " " */
     if (len > 0) {
-        if (grow((void **)&f->pad, &f->padcap, len + 2, 1)) return -1;
+        /* 16 bytes more: the vector loop reads 16 from a position 12 code points before the end */
+        if (grow((void **)&f->pad, &f->padcap, len + 2 + 16, 1)) return -1;
         f->pad[0] = ' ';
         memcpy(f->pad + 1, s, len);
         f->pad[len + 1] = ' ';
+        memset(f->pad + len + 2, 0, 16);
         size_t plen = len + 2, ncp = 0;
         if (grow((void **)&f->cp, &f->cpcap, plen + 1, sizeof *f->cp)) return -1;
         for (size_t j = 0; j < plen; j++)
@@ -207,6 +321,25 @@ static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
         uint64_t *out = f->h + f->n;
         const uint64_t s3 = seeds[0], s4 = seeds[1], s5 = seeds[2];
         size_t j = 0;
+#ifdef LA_LEX_AVX512
+        if (lex_avx512()) {
+            /* where the twelve code points from j are single bytes, eight positions at once */
+            const gram_flips fl = gram_flips_of(s3, s4, s5);
+            while (j + 12 <= ncp) {
+                if (cp[j + 12] - cp[j] == 12) {
+                    grams8_avx512(pad + cp[j], &fl, out);
+                    out += 24;
+                    j += 8;
+                    continue;
+                }
+                const char *g = pad + cp[j];
+                for (size_t n = 3; n <= 5; n++)
+                    out[n - 3] = XXH3_64bits_withSeed(g, cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
+                out += 3;
+                j++;
+            }
+        }
+#endif
         /* where the five code points from j are single bytes, the three lengths are constants:
          * the same calls, without the hash's dispatch on the length, three chains side by side */
         for (; j + 5 <= ncp; j++) {

@@ -237,6 +237,21 @@ static corpus build_corpus(void) {
     size_t at = 0;
     while (at + 3 < sizeof rep) rep[at++] = 'l', rep[at++] = 'a', rep[at++] = ' ';
     corpus_add(&c, rep, at);
+    /* runs of 1 to 40 one-byte code points between two-, three- and four-byte ones: every place a
+     * run of single bytes can start and end against the eight positions the vector loop takes */
+    static const char *const wide[] = {"\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\x80"};
+    char mix[2048];
+    for (int w = 0; w < 4; w++) {
+        at = 0;
+        for (int run = 1; run <= 40; run++) {
+            for (int k = 0; k < run; k++) mix[at++] = (char)('a' + (run * 7 + k * 3) % 26);
+            size_t wl = strlen(wide[(w + run) % 4]);
+            memcpy(mix + at, wide[(w + run) % 4], wl);
+            at += wl;
+        }
+        corpus_add(&c, mix, at);
+        for (size_t cut = 1; cut < 30; cut++) corpus_add(&c, mix + cut, 11 + cut); /* short texts too */
+    }
     return c;
 }
 
@@ -296,11 +311,23 @@ static void test_same_bits_one_group(void **state) {
     check_against_reference(256, 1.0f); /* words only */
 }
 
+/* The portable loop where the CPU has the AVX-512 one: the same bits (the tests above took the
+ * CPU's best loop). */
+static void test_same_bits_portable_loop(void **state) {
+    (void)state;
+    int have = la_cpu_lexical_portable(1);
+    assert_string_equal(la_cpu_lexical_kernel(), "portable loop");
+    check_against_reference(LA_EMBED_LEXICAL_DIM, 0.5f);
+    la_cpu_lexical_portable(0);
+    assert_string_equal(la_cpu_lexical_kernel(), have ? "AVX-512" : "portable loop");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bits_as_reference),
         cmocka_unit_test(test_same_bits_other_dim_and_weight),
         cmocka_unit_test(test_same_bits_one_group),
+        cmocka_unit_test(test_same_bits_portable_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
