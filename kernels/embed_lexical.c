@@ -18,9 +18,10 @@
  *   have their weight in a table too (the same function, the same floats);
  * - the slots of the next features are prefetched: nearly every access to the table misses;
  * - the hashes are xxHash's inline ones (the same XXH3 values as the library's calls); where a CPU
- *   has AVX-512 (F, DQ, BW), the character 3-, 4- and 5-grams of eight positions whose code points are
- *   single bytes are hashed in three vectors at once: xxHash's own arithmetic for 1-8 byte inputs,
- *   lane by lane (la_cpu_lexical_portable turns it off for tests);
+ *   has AVX-512 (F, DQ, BW) or AVX2, the character 3-, 4- and 5-grams of eight positions whose code
+ *   points are single bytes are hashed in vectors: xxHash's own arithmetic for 1-8 byte inputs,
+ *   lane by lane (AVX2 builds its 64-bit products from 32-bit ones; la_cpu_lexical_loop picks the
+ *   loop for tests);
  * - a text's distinct features and counts sit in arrays in order of first occurrence, which the
  *   later loops read in sequence; the table that finds them is sized per text, holds each feature's
  *   whole hash (one load tells a repeat from a new feature) and is prefetched a few features ahead;
@@ -245,15 +246,77 @@ LEX_AVX512 static void grams8_avx512(const char *g, const gram_flips *fl, uint64
     _mm512_storeu_si512(out + 16, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, ab2, b), 0x92, c2, c));
 }
 
-static int have_avx512 = -1; /* unknown yet */
+#define LEX_AVX2 __attribute__((target("avx2")))
 
-static int lex_avx512(void) {
-    int v = __atomic_load_n(&have_avx512, __ATOMIC_RELAXED);
+/* 64-bit products of four lanes by a constant (b, and bhi its high half) from 32-bit ones: AVX2 has
+ * no 64-bit multiply */
+LEX_AVX2 static inline __m256i lex_mul64(__m256i a, __m256i b, __m256i bhi) {
+    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), b), _mm256_mul_epu32(a, bhi));
+    return _mm256_add_epi64(_mm256_mul_epu32(a, b), _mm256_slli_epi64(cross, 32));
+}
+
+#define LEX_MUL64_K(a, k) lex_mul64((a), _mm256_set1_epi64x((long long)(k)), _mm256_set1_epi64x((long long)((k) >> 32)))
+
+LEX_AVX2 static inline __m256i lex_avalanche4(__m256i h) {
+    h = _mm256_xor_si256(h, _mm256_srli_epi64(h, 33));
+    h = LEX_MUL64_K(h, XXH_PRIME64_2);
+    h = _mm256_xor_si256(h, _mm256_srli_epi64(h, 29));
+    h = LEX_MUL64_K(h, XXH_PRIME64_3);
+    return _mm256_xor_si256(h, _mm256_srli_epi64(h, 32));
+}
+
+LEX_AVX2 static inline __m256i lex_rrmxmx4(__m256i h, long long len) {
+    const __m256i r49 = _mm256_or_si256(_mm256_slli_epi64(h, 49), _mm256_srli_epi64(h, 15));
+    const __m256i r24 = _mm256_or_si256(_mm256_slli_epi64(h, 24), _mm256_srli_epi64(h, 40));
+    h = _mm256_xor_si256(h, _mm256_xor_si256(r49, r24));
+    h = LEX_MUL64_K(h, 0x9FB21C651E98DF25ULL);
+    h = _mm256_xor_si256(h, _mm256_add_epi64(_mm256_srli_epi64(h, 35), _mm256_set1_epi64x(len)));
+    h = LEX_MUL64_K(h, 0x9FB21C651E98DF25ULL);
+    return _mm256_xor_si256(h, _mm256_srli_epi64(h, 28));
+}
+
+/* grams8_avx512 with AVX2: four positions a vector, two vectors */
+LEX_AVX2 static void grams8_avx2(const char *g, const gram_flips *fl, uint64_t *out) {
+    static const uint8_t pick[32] = {0, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7, 8,   /* lane k: bytes k..k+7 */
+                                     2, 3, 4, 5, 6, 7, 8, 9, 3, 4, 5, 6, 7, 8, 9, 10};
+    const __m256i idx = _mm256_loadu_si256((const __m256i *)pick);
+    const __m256i top = _mm256_set1_epi64x((long long)GROUP_CHAR), m32 = _mm256_set1_epi64x(0xFFFFFFFF);
+    for (int half = 0; half < 2; half++) {
+        const __m256i w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(g + 4 * half))), idx);
+        const __m256i lo32 = _mm256_and_si256(w, m32);
+        __m256i k3 = _mm256_or_si256(_mm256_slli_epi64(_mm256_and_si256(w, _mm256_set1_epi64x(0xFFFF)), 16),
+                                     _mm256_and_si256(_mm256_srli_epi64(w, 16), _mm256_set1_epi64x(0xFF)));
+        k3 = _mm256_or_si256(k3, _mm256_set1_epi64x(3 << 8));
+        const __m256i hi = _mm256_slli_epi64(lo32, 32);
+        const __m256i k4 = _mm256_add_epi64(lo32, hi);
+        const __m256i k5 = _mm256_add_epi64(_mm256_and_si256(_mm256_srli_epi64(w, 8), m32), hi);
+        uint64_t t[12];
+        _mm256_storeu_si256((__m256i *)t, _mm256_or_si256(lex_avalanche4(_mm256_xor_si256(k3, _mm256_set1_epi64x((long long)fl->f3))), top));
+        _mm256_storeu_si256((__m256i *)(t + 4), _mm256_or_si256(lex_rrmxmx4(_mm256_xor_si256(k4, _mm256_set1_epi64x((long long)fl->f4)), 4), top));
+        _mm256_storeu_si256((__m256i *)(t + 8), _mm256_or_si256(lex_rrmxmx4(_mm256_xor_si256(k5, _mm256_set1_epi64x((long long)fl->f5)), 5), top));
+        for (int k = 0; k < 4; k++) {
+            out[12 * half + 3 * k] = t[k];
+            out[12 * half + 3 * k + 1] = t[4 + k];
+            out[12 * half + 3 * k + 2] = t[8 + k];
+        }
+    }
+}
+
+enum { LEX_PORTABLE, LEX_AVX2_LOOP, LEX_AVX512_LOOP };
+static int lex_level = -1; /* unknown yet */
+
+static int lex_best(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw"))
+        return LEX_AVX512_LOOP;
+    return __builtin_cpu_supports("avx2") ? LEX_AVX2_LOOP : LEX_PORTABLE;
+}
+
+static int lex_loop(void) {
+    int v = __atomic_load_n(&lex_level, __ATOMIC_RELAXED);
     if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512bw");
-        __atomic_store_n(&have_avx512, v, __ATOMIC_RELAXED);
+        v = lex_best();
+        __atomic_store_n(&lex_level, v, __ATOMIC_RELAXED);
     }
     return v;
 }
@@ -261,19 +324,19 @@ static int lex_avx512(void) {
 
 const char *la_cpu_lexical_kernel(void) {
 #ifdef LA_LEX_AVX512
-    if (lex_avx512()) return "AVX-512";
+    if (lex_loop() == LEX_AVX512_LOOP) return "AVX-512";
+    if (lex_loop() == LEX_AVX2_LOOP) return "AVX2";
 #endif
     return "portable loop";
 }
 
-int la_cpu_lexical_portable(int portable) {
+int la_cpu_lexical_loop(int most) {
 #ifdef LA_LEX_AVX512
-    __atomic_store_n(&have_avx512, -1, __ATOMIC_RELAXED);
-    int have = lex_avx512();
-    if (portable) __atomic_store_n(&have_avx512, 0, __ATOMIC_RELAXED);
-    return have;
+    int best = lex_best();
+    __atomic_store_n(&lex_level, most < best ? (most < 0 ? 0 : most) : best, __ATOMIC_RELAXED);
+    return best;
 #else
-    (void)portable;
+    (void)most;
     return 0;
 #endif
 }
@@ -322,12 +385,16 @@ static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
         const uint64_t s3 = seeds[0], s4 = seeds[1], s5 = seeds[2];
         size_t j = 0;
 #ifdef LA_LEX_AVX512
-        if (lex_avx512()) {
+        const int loop = lex_loop();
+        if (loop != LEX_PORTABLE) {
             /* where the twelve code points from j are single bytes, eight positions at once */
             const gram_flips fl = gram_flips_of(s3, s4, s5);
             while (j + 12 <= ncp) {
                 if (cp[j + 12] - cp[j] == 12) {
-                    grams8_avx512(pad + cp[j], &fl, out);
+                    if (loop == LEX_AVX512_LOOP)
+                        grams8_avx512(pad + cp[j], &fl, out);
+                    else
+                        grams8_avx2(pad + cp[j], &fl, out);
                     out += 24;
                     j += 8;
                     continue;

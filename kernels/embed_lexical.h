@@ -61,12 +61,13 @@ la_status la_cpu_embed_lexical_with(const la_lexical_idf *idf, const char *const
                                     size_t n, const la_embed_lexical_params *p, float *out /* OUT: n x dim */);
 void la_lexical_idf_free(la_lexical_idf *idf); /* NULL-safe */
 
-/* Which code hashes the character n-grams on this CPU ("AVX-512" or "portable loop"): a static
- * string, for leakaudit doctor. Both give the same hashes. */
+/* Which code hashes the character n-grams on this CPU ("AVX-512", "AVX2" or "portable loop"): a
+ * static string, for leakaudit doctor. All give the same hashes. */
 const char *la_cpu_lexical_kernel(void);
-/* For tests: portable != 0 makes every later call take the portable loop, 0 the CPU's best again.
- * Returns whether this build and CPU have the AVX-512 loop. Not for use while texts are embedded. */
-int la_cpu_lexical_portable(int portable);
+/* For tests: every later call takes the best loop of at most `most` (0 the portable loop, 1 AVX2,
+ * 2 AVX-512) that this build and CPU have. Returns the best they have. Not for use while texts are
+ * embedded. */
+int la_cpu_lexical_loop(int most);
 
 #ifdef __cplusplus
 }

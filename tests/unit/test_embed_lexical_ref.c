@@ -311,15 +311,19 @@ static void test_same_bits_one_group(void **state) {
     check_against_reference(256, 1.0f); /* words only */
 }
 
-/* The portable loop where the CPU has the AVX-512 one: the same bits (the tests above took the
- * CPU's best loop). */
-static void test_same_bits_portable_loop(void **state) {
+/* Every loop this CPU has below its best, against the reference (the tests above took the best):
+ * the portable loop, and AVX2 where the CPU has AVX-512. */
+static void test_same_bits_every_loop(void **state) {
     (void)state;
-    int have = la_cpu_lexical_portable(1);
-    assert_string_equal(la_cpu_lexical_kernel(), "portable loop");
-    check_against_reference(LA_EMBED_LEXICAL_DIM, 0.5f);
-    la_cpu_lexical_portable(0);
-    assert_string_equal(la_cpu_lexical_kernel(), have ? "AVX-512" : "portable loop");
+    static const char *const names[] = {"portable loop", "AVX2", "AVX-512"};
+    int best = la_cpu_lexical_loop(2);
+    assert_string_equal(la_cpu_lexical_kernel(), names[best]);
+    for (int most = 0; most < best; most++) {
+        la_cpu_lexical_loop(most);
+        assert_string_equal(la_cpu_lexical_kernel(), names[most]);
+        check_against_reference(LA_EMBED_LEXICAL_DIM, 0.5f);
+    }
+    la_cpu_lexical_loop(2);
 }
 
 int main(void) {
@@ -327,7 +331,7 @@ int main(void) {
         cmocka_unit_test(test_same_bits_as_reference),
         cmocka_unit_test(test_same_bits_other_dim_and_weight),
         cmocka_unit_test(test_same_bits_one_group),
-        cmocka_unit_test(test_same_bits_portable_loop),
+        cmocka_unit_test(test_same_bits_every_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
