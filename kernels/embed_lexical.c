@@ -171,7 +171,7 @@ static int count_feats(feats *f) {
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
-#define LA_LEX_AVX512 1
+#define LA_LEX_VECTORS 1
 #include <immintrin.h>
 
 /* XXH3_64bits_withSeed of 3, 4 and 5 bytes reduced to what varies with the bytes: xxHash's short
@@ -323,15 +323,16 @@ static int lex_loop(void) {
 #endif
 
 const char *la_cpu_lexical_kernel(void) {
-#ifdef LA_LEX_AVX512
-    if (lex_loop() == LEX_AVX512_LOOP) return "AVX-512";
-    if (lex_loop() == LEX_AVX2_LOOP) return "AVX2";
-#endif
+#ifdef LA_LEX_VECTORS
+    static const char *const names[] = {"portable loop", "AVX2", "AVX-512"};
+    return names[lex_loop()];
+#else
     return "portable loop";
+#endif
 }
 
 int la_cpu_lexical_loop(int most) {
-#ifdef LA_LEX_AVX512
+#ifdef LA_LEX_VECTORS
     int best = lex_best();
     __atomic_store_n(&lex_level, most < best ? (most < 0 ? 0 : most) : best, __ATOMIC_RELAXED);
     return best;
@@ -339,6 +340,20 @@ int la_cpu_lexical_loop(int most) {
     (void)most;
     return 0;
 #endif
+}
+
+/* The 3-, 4- and 5-grams at code point j of pad (cp: the code points' offsets, five more after j)
+ * into out[0..3). Where the five are single bytes the lengths are constants: the same calls,
+ * without the hash's dispatch on the length, three chains side by side. */
+static inline void grams1(const char *pad, const uint32_t *cp, size_t j, const uint64_t seeds[3], uint64_t *out) {
+    const char *g = pad + cp[j];
+    if (cp[j + 5] - cp[j] == 5) {
+        out[0] = XXH3_64bits_withSeed(g, 3, seeds[0]) | GROUP_CHAR;
+        out[1] = XXH3_64bits_withSeed(g, 4, seeds[1]) | GROUP_CHAR;
+        out[2] = XXH3_64bits_withSeed(g, 5, seeds[2]) | GROUP_CHAR;
+    } else {
+        for (size_t n = 3; n <= 5; n++) out[n - 3] = XXH3_64bits_withSeed(g, cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
+    }
 }
 
 /* Collect the features of one text into f->h, in text order. The group bit replaces the top bit of
@@ -382,13 +397,12 @@ static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
         const char *pad = f->pad;
         const uint32_t *cp = f->cp;
         uint64_t *out = f->h + f->n;
-        const uint64_t s3 = seeds[0], s4 = seeds[1], s5 = seeds[2];
         size_t j = 0;
-#ifdef LA_LEX_AVX512
+#ifdef LA_LEX_VECTORS
         const int loop = lex_loop();
         if (loop != LEX_PORTABLE) {
             /* where the twelve code points from j are single bytes, eight positions at once */
-            const gram_flips fl = gram_flips_of(s3, s4, s5);
+            const gram_flips fl = gram_flips_of(seeds[0], seeds[1], seeds[2]);
             while (j + 12 <= ncp) {
                 if (cp[j + 12] - cp[j] == 12) {
                     if (loop == LEX_AVX512_LOOP)
@@ -397,30 +411,14 @@ static int collect(const char *s, size_t len, uint64_t seed, feats *f) {
                         grams8_avx2(pad + cp[j], &fl, out);
                     out += 24;
                     j += 8;
-                    continue;
+                } else {
+                    grams1(pad, cp, j++, seeds, out);
+                    out += 3;
                 }
-                const char *g = pad + cp[j];
-                for (size_t n = 3; n <= 5; n++)
-                    out[n - 3] = XXH3_64bits_withSeed(g, cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
-                out += 3;
-                j++;
             }
         }
 #endif
-        /* where the five code points from j are single bytes, the three lengths are constants:
-         * the same calls, without the hash's dispatch on the length, three chains side by side */
-        for (; j + 5 <= ncp; j++) {
-            const char *g = pad + cp[j];
-            if (cp[j + 5] - cp[j] == 5) {
-                out[0] = XXH3_64bits_withSeed(g, 3, s3) | GROUP_CHAR;
-                out[1] = XXH3_64bits_withSeed(g, 4, s4) | GROUP_CHAR;
-                out[2] = XXH3_64bits_withSeed(g, 5, s5) | GROUP_CHAR;
-            } else {
-                for (size_t n = 3; n <= 5; n++)
-                    out[n - 3] = XXH3_64bits_withSeed(g, cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
-            }
-            out += 3;
-        }
+        for (; j + 5 <= ncp; j++, out += 3) grams1(pad, cp, j, seeds, out);
         for (; j < ncp; j++)
             for (size_t n = 3; n <= 5 && j + n <= ncp; n++)
                 *out++ = XXH3_64bits_withSeed(pad + cp[j], cp[j + n] - cp[j], seeds[n - 3]) | GROUP_CHAR;
