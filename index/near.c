@@ -132,7 +132,8 @@ typedef struct scratch {
     size_t chunk_cap;
     uint64_t *dtab;          /* la_cpu_shingle_distinct's table (dtab_room), all zero */
     size_t dtab_len;
-    uint64_t *vtab;          /* verification: the table indexing bset (vx), all zero between uses */
+    uint64_t *vtab;          /* the table indexing a set (vx): verification's bset, or the probing
+                                row's shingles in probe_row; all zero between uses */
     size_t vtab_len;
     la_shingle_index vx;
     uint64_t *multi;         /* shingle_row: a row's shingle multiset */
@@ -1503,9 +1504,9 @@ static int filter_has(const near_ctx *c, uint64_t h)
     return (int)(c->filter[b >> 6] >> (b & 63) & 1);
 }
 
-/* The filter of the containment samples of the rows of the pass (c->pass_side): a shingle whose bit
- * is clear is in no sample there, so the probe skips it without touching the tables (a few MB in
- * place of tens). */
+/* The filter of the containment tables' shingles of the rows of the pass (c->pass_side, con_prefix
+ * of each sample): a shingle whose bit is clear is listed for no row there, so the probe skips it
+ * without touching the tables (a few MB in place of tens). */
 static la_status build_filter(near_ctx *c)
 {
     const uint32_t *list;
