@@ -854,7 +854,7 @@ static la_status maybe_spill(pending *p)
     la_table *t = p->L->table;
     size_t from = p->L->opts.spill_from;
     if (!from || la_table_spill(t) || la_table_text_bytes(t) + p->arena.bytes <= from) return LA_OK;
-    LA_TRY(la_table_spill_to(t, NULL));
+    LA_TRY(la_table_spill_to(t, NULL, p->L->opts.spill_mapped));
     p->arena.spill = la_table_spill(t);
     return LA_OK;
 }

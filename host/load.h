@@ -36,6 +36,7 @@ typedef struct la_load_opts {
     size_t spill_from;                          /* once the rows' strings pass this many bytes, the
                                                  * table keeps them in spill files from then on
                                                  * (la_table_spill_to); 0: never */
+    size_t spill_mapped;                        /* of them, bytes that may stay mapped (0: 64 MiB) */
 } la_load_opts;
 
 void la_load_opts_default(la_load_opts *o);

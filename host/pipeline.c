@@ -22,6 +22,8 @@
 
 /* The most the near tier keeps of its shingle sets between phases (la_near_params.set_cache_bytes). */
 #define NEAR_SET_CACHE_MAX ((size_t)512 << 20)
+/* Of --memory-limit, the share of spill files that may stay mapped (1 / SPILL_MAPPED_SHARE). */
+#define SPILL_MAPPED_SHARE 8
 /* Inputs larger than this (or than a sixteenth of --memory-limit) keep their rows in spill files. */
 #define TEXT_SPILL_FROM ((size_t)512 << 20)
 
@@ -267,8 +269,10 @@ static void stage_end_links(la_audit_state *st)
 
 /* Read, validate and normalize; find the held-out partition. Inputs of more than a sixteenth of
  * --memory-limit or 512 MiB in all (`bytes`, their size on disk) keep their rows in spill files
- * (la_table_spill_to), so the resident set does not grow with the seen side; others, once their
- * rows pass that size as read. LEAKAUDIT_SPILL=1 spills any input, =0 none. */
+ * (la_table_spill_to), so the resident set does not grow with the seen side past an eighth of
+ * --memory-limit (what of the files stays mapped: the near tier reads the text once a phase, and
+ * text that stays mapped is not faulted in again page by page); others, once their rows pass that
+ * size as read. LEAKAUDIT_SPILL=1 spills any input, =0 none. */
 static la_status load_stage(const la_audit_job *j, la_audit_state *st, double bytes)
 {
     const la_cli *c = &j->cli;
@@ -277,9 +281,11 @@ static la_status load_stage(const la_audit_job *j, la_audit_state *st, double by
     size_t spill_from = limit / 16 < TEXT_SPILL_FROM ? limit / 16 : TEXT_SPILL_FROM;
     const char *force = getenv("LEAKAUDIT_SPILL");
     int always = force && !strcmp(force, "1"), never = force && !strcmp(force, "0");
-    if (always || (!never && bytes > (double)spill_from)) LA_TRY(la_table_spill_to(st->table, NULL));
+    size_t mapped = limit / SPILL_MAPPED_SHARE;
+    if (always || (!never && bytes > (double)spill_from)) LA_TRY(la_table_spill_to(st->table, NULL, mapped));
     /* files whose size says too little (compressed, standard input) spill once read that far */
     ((la_cli *)c)->load.spill_from = never ? 0 : spill_from;
+    ((la_cli *)c)->load.spill_mapped = mapped;
     LA_TRY(la_cli_load((la_cli *)c, st->table, &st->loader));
     if (la_table_find_part(st->table, c->heldout, &st->heldout) != LA_OK) {
         char list[512] = "";

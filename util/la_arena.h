@@ -48,8 +48,9 @@ void la_arena_free(la_arena *a);
 /* Keep the table in spill stores (la_spill.h) in `dir` (NULL: as la_spill_open) from now
  * on: its rows and their places in their files (moved there now), and new strings, also those of
  * arenas set up with la_table_arena (strings already stored stay where they are). Pointers to rows
- * stay valid as the table grows. Errors as la_spill_open. */
-la_status la_table_spill_to(la_table *t, const char *dir);
+ * stay valid as the table grows. `mapped` bytes of the stores may stay mapped (la_spill_set_mapped_max;
+ * 0: 64 MiB). Errors as la_spill_open. */
+la_status la_table_spill_to(la_table *t, const char *dir, size_t mapped);
 
 /* The table's spill store, or NULL when its strings are in memory. */
 la_spill *la_table_spill(const la_table *t);

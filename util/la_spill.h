@@ -6,10 +6,10 @@
  * handed out stay at the same address for the life of the store, so rows point into them as into
  * memory, and every reader works unchanged. The pages are the file's: the kernel writes them back
  * and may drop them, so they are not the process's memory. A thread of the store looks every 20 ms
- * at how many file pages the process has mapped and, 64 MiB past what it maps besides the store
- * (its code and libraries), unmaps the store's (madvise MADV_DONTNEED: the data stays in the file
- * and the page cache, the next read maps it again), so the resident set holds little of the store
- * however much it holds.
+ * at how many file pages the process has mapped and, 64 MiB (or what la_spill_set_mapped_max says)
+ * past what it maps besides the store (its code and libraries), unmaps the store's (madvise
+ * MADV_DONTNEED: the data stays in the file and the page cache, the next read maps it again), so
+ * the resident set holds no more of the store than that however much it holds.
  * Not for: data written by one thread and read by another without a barrier between them (a join
  * of the workers is one).
  */
@@ -39,6 +39,12 @@ la_status la_spill_extend(la_spill *s, size_t total, void **base /* OUT */);
 
 /* Bytes handed out so far (rounded up to whole pages). */
 size_t la_spill_bytes(la_spill *s);
+
+/* Let up to `bytes` of file pages (0: 64 MiB) stay mapped past what the process maps besides its
+ * stores before the store's pages are unmapped. A store read several times over (the rows' text,
+ * once per phase of the near tier) is read from memory, not mapped again page by page, when it
+ * fits: each mapping of a page costs a fault. Thread-safe. */
+void la_spill_set_mapped_max(la_spill *s, size_t bytes);
 
 /* The directory the file was made in. */
 const char *la_spill_dir(const la_spill *s);

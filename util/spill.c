@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 /* How often the store's thread looks at how much of the file is mapped, and how much it lets stay
- * mapped. A read of one byte maps up to 64 KiB around it (the kernel's fault-around), so reading
- * rows in random order maps the file quickly: 10,000 random reads map 600 MB. */
+ * mapped unless told otherwise (la_spill_set_mapped_max). A read of one byte maps up to 64 KiB
+ * around it (the kernel's fault-around), so reading rows in random order maps the file quickly:
+ * 10,000 random reads map 600 MB. */
 #define CHECK_MS 20
 #define MAPPED_MAX ((size_t)64 << 20)
 
@@ -25,6 +26,7 @@ struct la_spill {
     size_t reserved;     /* its bytes */
     size_t used;         /* bytes mapped from the file, from base; under lock */
     size_t page;
+    size_t mapped_max;   /* file pages the process may map past its floor before a release; under lock */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     int stop;            /* under lock */
@@ -43,7 +45,7 @@ static size_t mapped_file_bytes(size_t page)
     return ok ? (size_t)shared * page : SIZE_MAX;
 }
 
-/* Every CHECK_MS, unmap the store's pages once more than MAPPED_MAX of them are mapped, until told
+/* Every CHECK_MS, unmap the store's pages once more than mapped_max of them are mapped, until told
  * to stop. What else the process maps from files (its code, its libraries) is the floor: what is
  * left right after a release, or less when less is seen. Reading a released page maps it again
  * from the page cache (or the file); a page being written keeps its bytes (they are the file's). */
@@ -59,13 +61,13 @@ static void *release_loop(void *arg)
         until.tv_nsec += CHECK_MS * 1000000L;
         if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
         pthread_cond_timedwait(&s->wake, &s->lock, &until);
-        size_t used = s->used;
+        size_t used = s->used, most = s->mapped_max;
         if (s->stop || !used) continue;
         pthread_mutex_unlock(&s->lock);
         size_t now = mapped_file_bytes(s->page);
         if (now < floor) floor = now;
         /* without /proc, every tenth look */
-        if (now == SIZE_MAX ? ++blind % 10 == 0 : now - floor > MAPPED_MAX) {
+        if (now == SIZE_MAX ? ++blind % 10 == 0 : now - floor > most) {
             madvise(s->base, used, MADV_DONTNEED);
             floor = mapped_file_bytes(s->page);
         }
@@ -88,6 +90,7 @@ la_status la_spill_open(const char *dir, la_spill **out)
     snprintf(s->dir, sizeof s->dir, "%s", dir);
     s->fd = -1;
     s->page = (size_t)sysconf(_SC_PAGESIZE);
+    s->mapped_max = MAPPED_MAX;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->wake, NULL);
     char path[600];
@@ -168,6 +171,13 @@ size_t la_spill_bytes(la_spill *s)
 }
 
 const char *la_spill_dir(const la_spill *s) { return s->dir; }
+
+void la_spill_set_mapped_max(la_spill *s, size_t bytes)
+{
+    pthread_mutex_lock(&s->lock);
+    s->mapped_max = bytes ? bytes : MAPPED_MAX;
+    pthread_mutex_unlock(&s->lock);
+}
 
 void la_spill_close(la_spill *s)
 {

@@ -213,7 +213,7 @@ static la_status move_to_store(la_spill *store, void **v, size_t cap, size_t siz
     return LA_OK;
 }
 
-la_status la_table_spill_to(la_table *t, const char *dir)
+la_status la_table_spill_to(la_table *t, const char *dir, size_t mapped)
 {
     if (t->spill) return LA_OK;
     la_spill *s = NULL, *r = NULL, *p = NULL;
@@ -228,6 +228,9 @@ la_status la_table_spill_to(la_table *t, const char *dir)
         la_spill_close(p);
         return st;
     }
+    la_spill_set_mapped_max(s, mapped);
+    la_spill_set_mapped_max(r, mapped);
+    la_spill_set_mapped_max(p, mapped);
     t->spill = s;
     t->rowstore = r;
     t->placestore = p;

@@ -1,6 +1,6 @@
 /*
  * test_spill.c - the spill store: blocks keep their bytes after the store releases its pages, the
- * process's resident set falls back when it does, a table's strings live in it once asked, and a
+ * process's resident set falls back when it does (and stays when there is room), a table's strings live in it once asked, and a
  * directory that cannot hold the file, or a file that cannot grow, is an error naming the directory.
  */
 #include <setjmp.h>
@@ -79,6 +79,37 @@ static void test_blocks_keep_their_bytes(void **state)
     free(dir);
 }
 
+/* With room for them (la_spill_set_mapped_max), the pages stay mapped: read again, they are not
+ * faulted in a second time. */
+static void test_room_keeps_pages_mapped(void **state)
+{
+    (void)state;
+    char *dir = scratch_dir();
+    la_spill *s = NULL;
+    assert_int_equal(la_spill_open(dir, &s), LA_OK);
+    la_spill_set_mapped_max(s, (size_t)512 << 20);
+    enum { NB = 160, MB = 1 << 20 };
+    long before = rss_kib();
+    for (int k = 0; k < NB; k++) {
+        unsigned char *p = NULL;
+        assert_int_equal(la_spill_alloc(s, MB, (void **)&p), LA_OK);
+        memset(p, k + 1, MB);
+    }
+    usleep(200 * 1000); /* ten looks of the release thread */
+    assert_true(rss_kib() > before + 150 * 1024);
+    /* the default again: the next look releases them */
+    la_spill_set_mapped_max(s, 0);
+    long after = rss_kib();
+    for (int i = 0; i < 20 && after > before + 80 * 1024; i++) {
+        usleep(100 * 1000);
+        after = rss_kib();
+    }
+    assert_true(after < before + 80 * 1024);
+    la_spill_close(s);
+    rmdir(dir);
+    free(dir);
+}
+
 static void test_table_strings_in_the_store(void **state)
 {
     (void)state;
@@ -94,7 +125,7 @@ static void test_table_strings_in_the_store(void **state)
     la_raw_place at0 = {.offset = 7, .len = 3, .check = 11};
     assert_int_equal(la_table_set_raw_place(t, 0, &at0), LA_OK);
     assert_null(la_table_spill(t));
-    assert_int_equal(la_table_spill_to(t, dir), LA_OK);
+    assert_int_equal(la_table_spill_to(t, dir, 0), LA_OK);
     assert_non_null(la_table_spill(t));
     /* the row read before is moved with its place; the rows keep one address as they grow */
     const la_row *rows = la_table_rows_const(t);
@@ -178,6 +209,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_keep_their_bytes),
+        cmocka_unit_test(test_room_keeps_pages_mapped),
         cmocka_unit_test(test_table_strings_in_the_store),
         cmocka_unit_test(test_errors_name_the_directory),
     };
