@@ -602,11 +602,239 @@ static la_status sync_all(la_outdir *o, int sync)
     return s;
 }
 
+/* A file written from pieces (la_outdir_write_from) passes to direct writes (O_DIRECT: from
+ * buffers of its own straight to the disk, not through the page cache) once it holds this many
+ * bytes, when the file system takes them and the commit fsyncs (it waits for the disk then
+ * anyway): a manifest as large as its input (a GB) then takes no page cache, whose fresh pages
+ * cost more than the copy into them, and on a virtual machine whose host takes back the memory
+ * the guest frees, much more (docs/performance.md). The bytes are the same.
+ * LEAKAUDIT_DIRECT_FROM sets the size in bytes (0: from the first block; "off": never), for
+ * tests. */
+#define DIRECT_FROM ((off_t)64 << 20)
+/* Bytes of a direct write, and the alignment of its buffer, its size and its place in the file. */
+#define DIRECT_BLOCK ((size_t)4 << 20)
+#define DIRECT_ALIGN ((size_t)4096)
+
+static off_t direct_from(void)
+{
+    const char *e = getenv("LEAKAUDIT_DIRECT_FROM");
+    if (!e || !*e) return DIRECT_FROM;
+    if (!strcmp(e, "off")) return -1;
+    char *end;
+    unsigned long long v = strtoull(e, &end, 10);
+    return *end ? DIRECT_FROM : (off_t)v;
+}
+
+/* The first `want` bytes of pieces iov[0 .. n) written; the pieces then start after them (a piece
+ * cut where they end). Returns the pieces left. */
+static int write_head(int fd, const char *path, struct iovec *iov, int n, size_t want, la_status *s)
+{
+    int k = 0;
+    size_t got = 0;
+    while (k < n && got + iov[k].iov_len <= want) got += iov[k++].iov_len;
+    struct iovec cut = {0};
+    if (k < n && got < want) {
+        cut = iov[k];
+        iov[k].iov_len = want - got;
+        k++;
+    }
+    *s = write_iov(fd, path, iov, k);
+    if (cut.iov_base) {
+        k--;
+        size_t used = iov[k].iov_len;
+        iov[k] = (struct iovec){(char *)cut.iov_base + used, cut.iov_len - used};
+    }
+    memmove(iov, iov + k, (size_t)(n - k) * sizeof *iov);
+    return n - k;
+}
+
+/* Whole blocks of a file in direct writes: the pieces copied into an aligned buffer while threads
+ * of its own write the buffers filled before, DIRECT_WRITERS blocks at once (a disk takes two
+ * requests at a time faster than one), so the copying and the disk overlap. */
+enum { DIRECT_WRITERS = 2, DIRECT_BUFS = DIRECT_WRITERS + 1 };
+enum { BUF_FREE, BUF_FILLING, BUF_QUEUED, BUF_WRITING };
+
+typedef struct direct_out {
+    int fd;
+    const char *path;
+    char *buf[DIRECT_BUFS];   /* DIRECT_BLOCK bytes each, DIRECT_ALIGN-aligned */
+    int cur;                  /* the buffer being filled */
+    size_t n;                 /* its bytes */
+    off_t at;                 /* where in the file it goes */
+    int on;                   /* started: the threads run */
+    int nthreads;
+    pthread_t thread[DIRECT_WRITERS];
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    /* under lock: each buffer's state, bytes and place; whether to stop; the first failure (an
+     * errno); whether O_DIRECT is still set */
+    int state[DIRECT_BUFS];
+    size_t len[DIRECT_BUFS];
+    off_t off[DIRECT_BUFS];
+    int stop, err, direct;
+} direct_out;
+
+/* n bytes at `at`; a direct write the file system refuses (EINVAL) clears O_DIRECT and goes through
+ * the page cache, as does whatever follows. Returns 0 or an errno. */
+static int direct_pwrite(direct_out *d, const char *p, size_t n, off_t at, int *direct)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(d->fd, p, n, at);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EINVAL && *direct) {
+            int fl = fcntl(d->fd, F_GETFL);
+            if (fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_DIRECT) != 0) return errno;
+            *direct = 0;
+            continue;
+        }
+        if (w <= 0) return w < 0 ? errno : EIO;
+        p += w, n -= (size_t)w, at += w;
+    }
+    return 0;
+}
+
+/* A buffer in `state`, or -1; under lock. */
+static int direct_find(const direct_out *d, int state)
+{
+    for (int i = 0; i < DIRECT_BUFS; i++)
+        if (d->state[i] == state) return i;
+    return -1;
+}
+
+static void *direct_main(void *arg)
+{
+    direct_out *d = arg;
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        int k;
+        while ((k = direct_find(d, BUF_QUEUED)) < 0 && !d->stop) pthread_cond_wait(&d->cond, &d->lock);
+        if (k < 0) break;
+        d->state[k] = BUF_WRITING;
+        int direct = d->direct;
+        pthread_mutex_unlock(&d->lock);
+        int err = direct_pwrite(d, d->buf[k], d->len[k], d->off[k], &direct);
+        pthread_mutex_lock(&d->lock);
+        if (!direct) d->direct = 0;
+        if (err && !d->err) d->err = err;
+        d->state[k] = BUF_FREE;
+        pthread_cond_broadcast(&d->cond);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+static la_status direct_failed(const direct_out *d, int err)
+{
+    return la_error(LA_EIO, "%s: write failed: %s", d->path, strerror(err));
+}
+
+/* The full buffer to the threads, and a free one to fill (waiting for one when none is). */
+static la_status direct_submit(direct_out *d)
+{
+    pthread_mutex_lock(&d->lock);
+    d->state[d->cur] = BUF_QUEUED;
+    d->len[d->cur] = d->n;
+    d->off[d->cur] = d->at;
+    pthread_cond_broadcast(&d->cond);
+    int k = -1;
+    while (!d->err && (k = direct_find(d, BUF_FREE)) < 0) pthread_cond_wait(&d->cond, &d->lock);
+    int err = d->err;
+    if (k >= 0) d->state[k] = BUF_FILLING;
+    pthread_mutex_unlock(&d->lock);
+    if (err) return direct_failed(d, err);
+    d->at += (off_t)d->n;
+    d->n = 0;
+    d->cur = k;
+    return LA_OK;
+}
+
+static la_status direct_put(direct_out *d, const struct iovec *iov, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const char *p = iov[k].iov_base;
+        size_t left = iov[k].iov_len;
+        while (left > 0) {
+            size_t take = DIRECT_BLOCK - d->n < left ? DIRECT_BLOCK - d->n : left;
+            memcpy(d->buf[d->cur] + d->n, p, take);
+            d->n += take, p += take, left -= take;
+            if (d->n == DIRECT_BLOCK) LA_TRY(direct_submit(d));
+        }
+    }
+    return LA_OK;
+}
+
+/* Wait for the blocks handed out and stop the threads; with `ok`, the last part block through the
+ * page cache (O_DIRECT cleared) and the file offset at the end. Frees the buffers. */
+static la_status direct_end(direct_out *d, int ok)
+{
+    if (!d->on) return LA_OK;
+    pthread_mutex_lock(&d->lock);
+    while (direct_find(d, BUF_QUEUED) >= 0 || direct_find(d, BUF_WRITING) >= 0) pthread_cond_wait(&d->cond, &d->lock);
+    d->stop = 1;
+    pthread_cond_broadcast(&d->cond);
+    int err = d->err, direct = d->direct;
+    pthread_mutex_unlock(&d->lock);
+    for (int t = 0; t < d->nthreads; t++) pthread_join(d->thread[t], NULL);
+    d->on = 0;
+    la_status s = err ? direct_failed(d, err) : LA_OK;
+    if (ok && s == LA_OK && direct) {
+        int fl = fcntl(d->fd, F_GETFL);
+        if (fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_DIRECT) != 0)
+            s = la_error(LA_EIO, "%s: cannot leave direct writes: %s", d->path, strerror(errno));
+        direct = 0;
+    }
+    if (ok && s == LA_OK) {
+        err = direct_pwrite(d, d->buf[d->cur], d->n, d->at, &direct);
+        if (err) s = direct_failed(d, err);
+        else if (lseek(d->fd, d->at + (off_t)d->n, SEEK_SET) < 0)
+            s = la_error(LA_EIO, "%s: cannot seek: %s", d->path, strerror(errno));
+    }
+    pthread_cond_destroy(&d->cond);
+    pthread_mutex_destroy(&d->lock);
+    for (int i = 0; i < DIRECT_BUFS; i++) free(d->buf[i]);
+    return ok ? s : LA_OK;
+}
+
+static void direct_free_bufs(direct_out *d)
+{
+    for (int i = 0; i < DIRECT_BUFS; i++) free(d->buf[i]);
+}
+
+/* Open fd for direct writes from its offset `at` on (a multiple of DIRECT_ALIGN), the writing
+ * threads started; 0 where the file system has none, or no buffer or thread could be had (the
+ * file is then written through the page cache as before). */
+static int direct_begin(direct_out *d, int fd, const char *path, off_t at)
+{
+    *d = (direct_out){.fd = fd, .path = path, .at = at, .direct = 1};
+    int fl = fcntl(fd, F_GETFL), ok = fl >= 0;
+    for (int i = 0; i < DIRECT_BUFS; i++) ok &= (d->buf[i] = aligned_alloc(DIRECT_ALIGN, DIRECT_BLOCK)) != NULL;
+    if (!ok || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0) {
+        direct_free_bufs(d);
+        return 0;
+    }
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_cond_init(&d->cond, NULL);
+    d->state[0] = BUF_FILLING;
+    d->on = 1;
+    while (d->nthreads < DIRECT_WRITERS && pthread_create(&d->thread[d->nthreads], NULL, direct_main, d) == 0)
+        d->nthreads++;
+    if (d->nthreads == 0) {
+        pthread_cond_destroy(&d->cond);
+        pthread_mutex_destroy(&d->lock);
+        direct_free_bufs(d);
+        d->on = 0;
+        (void)fcntl(fd, F_SETFL, fl);
+        return 0;
+    }
+    return 1;
+}
+
 /* One file of the temporary directory, its bytes handed out by `fill` a batch of at most max pieces
- * at a time (la_outdir_fill: how many, 0 at the end, -1 on a failure), gathered by writev. Its disk
+ * at a time (la_outdir_fill: how many, 0 at the end, -1 on a failure), gathered by writev; with
+ * `direct`, in direct writes past DIRECT_FROM bytes (where the file system has them). Its disk
  * writes start as it grows; it stays open for the commit's fsync (or, past MOST_UNSYNCED files,
  * is fsynced and closed here). */
-static la_status write_file_with(la_outdir *o, const char *name, la_outdir_fill fill, void *ctx)
+static la_status write_file_with(la_outdir *o, const char *name, la_outdir_fill fill, void *ctx, int direct)
 {
     char *p = join(o->tmp, name);
     if (!p) return la_error(LA_ENOMEM, "out of memory");
@@ -618,19 +846,39 @@ static la_status write_file_with(la_outdir *o, const char *name, la_outdir_fill 
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) s = la_error(LA_EIO, "%s: cannot create: %s", p, strerror(errno));
     int sync = want_fsync();
-    off_t size = 0, started = 0;
+    /* direct only where the commit waits for the disk anyway (the fsyncs) */
+    off_t size = 0, started = 0, from = direct && sync ? direct_from() : -1;
+    direct_out d = {0};
     struct iovec iov[LA_OUTDIR_IOV];
     for (int n; s == LA_OK;) {
         n = fill(ctx, iov, LA_OUTDIR_IOV, &s);
         if (n < 0 && s == LA_OK) s = la_error(LA_EINTERNAL, "%s: its contents failed without a reason", p);
         if (n <= 0) break;
-        for (int k = 0; k < n; k++) size += (off_t)iov[k].iov_len;
-        s = write_iov(fd, p, iov, n);
+        off_t batch = 0;
+        for (int k = 0; k < n; k++) batch += (off_t)iov[k].iov_len;
+        if (d.on) {
+            s = direct_put(&d, iov, n);
+            size += batch;
+            continue;
+        }
+        if (from >= 0 && size + batch > from) {
+            /* through the page cache up to a block boundary, then direct */
+            off_t edge = (size + (off_t)DIRECT_ALIGN - 1) / (off_t)DIRECT_ALIGN * (off_t)DIRECT_ALIGN;
+            if (size + batch > edge) {
+                n = write_head(fd, p, iov, n, (size_t)(edge - size), &s);
+                if (s == LA_OK && direct_begin(&d, fd, p, edge)) s = direct_put(&d, iov, n), n = 0;
+                from = -1; /* tried once */
+            }
+        }
+        if (s == LA_OK && n > 0) s = write_iov(fd, p, iov, n);
+        size += batch;
         if (s == LA_OK && sync && size - started >= WRITEBACK_STEP) {
             start_writeback(fd, started, size);
             started = size;
         }
     }
+    la_status ended = direct_end(&d, s == LA_OK);
+    if (s == LA_OK) s = ended;
     if (fd >= 0 && s == LA_OK && sync) {
         start_writeback(fd, started, size);
         if (defer_sync(o, fd, p)) return LA_OK;
@@ -661,7 +909,7 @@ static int fill_bytes(void *ctx, struct iovec *iov, int max, la_status *failed)
 static la_status write_file(la_outdir *o, const char *name, const void *data, size_t n)
 {
     bytes_src b = {data, n, 0};
-    return write_file_with(o, name, fill_bytes, &b);
+    return write_file_with(o, name, fill_bytes, &b, 0);
 }
 
 la_status la_outdir_begin(const char *dir, la_outdir *o)
@@ -769,7 +1017,7 @@ la_status la_outdir_write_from(la_outdir *o, const char *name, la_outdir_fill fi
 {
     char *copy;
     LA_TRY(name_file(o, name, &copy));
-    return written(o, copy, write_file_with(o, name, fill, ctx));
+    return written(o, copy, write_file_with(o, name, fill, ctx, 1));
 }
 
 /* Swap tmp and final in one step; 1 when done, 0 when the system cannot (then errno says why). */
