@@ -611,6 +611,9 @@ static la_status sync_all(la_outdir *o, int sync)
  * LEAKAUDIT_DIRECT_FROM sets the size in bytes (0: from the first block; "off": never), for
  * tests. */
 #define DIRECT_FROM ((off_t)64 << 20)
+#ifndef O_DIRECT
+#define O_DIRECT 0 /* no direct writes here: direct_begin declines */
+#endif
 /* Bytes of a direct write, and the alignment of its buffer, its size and its place in the file. */
 #define DIRECT_BLOCK ((size_t)4 << 20)
 #define DIRECT_ALIGN ((size_t)4096)
@@ -806,7 +809,7 @@ static void direct_free_bufs(direct_out *d)
 static int direct_begin(direct_out *d, int fd, const char *path, off_t at)
 {
     *d = (direct_out){.fd = fd, .path = path, .at = at, .direct = 1};
-    int fl = fcntl(fd, F_GETFL), ok = fl >= 0;
+    int fl = fcntl(fd, F_GETFL), ok = fl >= 0 && O_DIRECT != 0;
     for (int i = 0; i < DIRECT_BUFS; i++) ok &= (d->buf[i] = aligned_alloc(DIRECT_ALIGN, DIRECT_BLOCK)) != NULL;
     if (!ok || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0) {
         direct_free_bufs(d);
