@@ -912,6 +912,16 @@ static la_status shard_method(const la_table *t, uint32_t heldout, size_t dim, l
  * a few thousand rows. */
 #define LA_STREAM_MODEL_ROWS 2048
 #define LA_STREAM_LEXICAL_ROWS 16384
+
+/* Rows a lexical embedding call takes: LA_STREAM_LEXICAL_ROWS, or LEAKAUDIT_EMBED_ROWS (tests: many
+ * calls on a small input; the same vectors whatever the count). */
+static size_t lexical_rows(void)
+{
+    const char *e = getenv("LEAKAUDIT_EMBED_ROWS");
+    char *end;
+    unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+    return v && !*end ? (size_t)v : LA_STREAM_LEXICAL_ROWS;
+}
 /* The stream's own buffer: at most this share of --memory-limit, and at most 256 MiB (larger
  * batches are no faster). */
 #define LA_STREAM_SHARE 16
@@ -935,7 +945,7 @@ typedef struct streamer {
 /* Embed rows idx[0..k) into *vec (nv x dim; owned by the caller) with each vector's row in
  * *vrow and, for the encoder's windows, its byte range in *vb, *ve (NULL otherwise). */
 static la_status embed_batch(streamer *z, const uint32_t *idx, size_t k, float **vec, uint32_t **vrow, uint32_t **vb,
-                             uint32_t **ve, size_t *nv)
+                             uint32_t **ve, size_t *nv, float **spare, size_t *spare_rows)
 {
     *vec = NULL;
     *vrow = *vb = *ve = NULL;
@@ -948,7 +958,17 @@ static la_status embed_batch(streamer *z, const uint32_t *idx, size_t k, float *
     if (s == LA_OK && z->m && z->windows) {
         s = la_model_embed_windows(z->m, tx, ln, k, z->win, z->threads, vec, &item, vb, ve, nv);
     } else if (s == LA_OK) {
-        *vec = la_malloc_nm(k + 1, z->dim, sizeof **vec);
+        if (spare && *spare && *spare_rows >= k + 1) {
+            *vec = *spare; /* the last batch's buffer: its pages are mapped already */
+            *spare = NULL;
+        } else {
+            *vec = la_malloc_nm(k + 1, z->dim, sizeof **vec);
+            if (spare && *vec) {
+                free(*spare);
+                *spare = NULL;
+                *spare_rows = k + 1;
+            }
+        }
         item = la_malloc_n(k + 1, sizeof *item);
         s = *vec && item ? LA_OK : la_error(LA_ENOMEM, "out of memory for %zu x %zu floats", k, z->dim);
         for (size_t i = 0; s == LA_OK && i < k; i++) item[i] = (uint32_t)i;
@@ -1075,7 +1095,8 @@ static la_status search_streamed(const la_semantic_opts *o, const la_table *t, u
     la_pairs wp = {0};
     la_semantic_nearest wn;
     memset(&wn, 0, sizeof wn);
-    float *Q = NULL, *vec = NULL;
+    float *Q = NULL, *vec = NULL, *spare = NULL;
+    size_t spare_rows = 0;
     uint32_t *vrow = NULL, *vb = NULL, *ve = NULL, *idx = la_malloc_n(n + 1, sizeof *idx), *qid = NULL, *sid = NULL;
     size_t cap = 0, nq = 0, nv = 0, nseen = 0, embedded = 0;
     la_status s = idx ? streamer_open(o, t, heldout, threads, &z, r) : la_error(LA_ENOMEM, "out of memory");
@@ -1098,7 +1119,7 @@ static la_status search_streamed(const la_semantic_opts *o, const la_table *t, u
     if (o->progress && z.m) la_progress_begin(o->progress, "semantic copies: encoding", n - skipped, "rows", 0);
     else if (o->progress) la_progress_add(o->progress, skipped);
     /* the held-out side, whole */
-    if (s == LA_OK) s = embed_batch(&z, idx, nq, &Q, &vrow, &vb, &ve, &nv);
+    if (s == LA_OK) s = embed_batch(&z, idx, nq, &Q, &vrow, &vb, &ve, &nv, NULL, NULL);
     if (s == LA_OK) s = keep_ids(r, &cap, vrow, vb, ve, nv);
     size_t nqv = nv;
     if (s == LA_OK && !(qid = la_malloc_n(nqv + 1, sizeof *qid))) s = la_error(LA_ENOMEM, "out of memory");
@@ -1109,20 +1130,24 @@ static la_status search_streamed(const la_semantic_opts *o, const la_table *t, u
     free(vrow), free(vb), free(ve);
     vrow = vb = ve = NULL;
     /* the seen side, a call at a time */
-    size_t step = z.m ? LA_STREAM_MODEL_ROWS : LA_STREAM_LEXICAL_ROWS;
+    size_t step = z.m ? LA_STREAM_MODEL_ROWS : lexical_rows();
     for (size_t i = 0; s == LA_OK && i < n;) {
         size_t k = 0;
         for (; i < n && k < step; i++)
             if (rows[i].part != heldout && !(o->skip && o->skip[i])) idx[k++] = (uint32_t)i;
         if (!k) break;
-        s = embed_batch(&z, idx, k, &vec, &vrow, &vb, &ve, &nv);
+        s = embed_batch(&z, idx, k, &vec, &vrow, &vb, &ve, &nv, &spare, &spare_rows);
         uint32_t *grown = s == LA_OK ? la_realloc_n(sid, nv + 1, sizeof *sid) : NULL;
         if (s == LA_OK && !grown) s = la_error(LA_ENOMEM, "out of memory");
         if (grown) sid = grown;
         for (size_t w = 0; s == LA_OK && w < nv; w++) sid[w] = (uint32_t)(r->nwin + w);
         if (s == LA_OK) s = la_semantic_stream_add(ss, vec, sid, nv);
         if (s == LA_OK) s = keep_ids(r, &cap, vrow, vb, ve, nv);
-        free(vec), free(vrow), free(vb), free(ve);
+        /* one buffer for every batch's vectors (without windows, whose count a batch does not
+         * know before): fresh pages for each were most of the semantic stage's page faults */
+        if (z.m && z.windows) free(vec);
+        else if (vec) spare = vec;
+        free(vrow), free(vb), free(ve);
         vec = NULL, vrow = vb = ve = NULL;
         nseen += k;
         embedded += k;
@@ -1131,6 +1156,7 @@ static la_status search_streamed(const la_semantic_opts *o, const la_table *t, u
     if (s == LA_OK) s = la_semantic_stream_end(ss, &wp, &wn, st);
     la_semantic_stream_free(ss);
     free(Q);
+    free(spare);
     streamer_close(&z, r);
     if (s == LA_OK && r->nwin > embedded) {
         /* some text was cut into windows: pairs and lists of texts from those of windows */

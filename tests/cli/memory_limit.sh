@@ -67,6 +67,14 @@ tiles() { json_get "$1/report.json" "j['findings']['semantic']['stages']['semant
 [ "$(tiles whole)" = 1 ] && [ "$(tiles small)" = 3 ] ||
     fail "the tiles should run once per batch: $(tiles whole) call(s) by default, $(tiles small) at 16M"
 
+check "the seen rows embedded 1,700 at a time (four calls into one buffer, the last shorter): the same files"
+LEAKAUDIT_EMBED_ROWS=1700 la audit "${A[@]}" -q --out calls
+expect_rc 1 "LEAKAUDIT_EMBED_ROWS=1700"
+same_outputs whole calls
+LEAKAUDIT_EMBED_ROWS=1700 la audit "${A[@]}" --memory-limit 16M -q --out calls_small
+expect_rc 1 "LEAKAUDIT_EMBED_ROWS=1700 --memory-limit 16M"
+same_outputs whole calls_small
+
 if la audit "${A[@]}" --semantic-method faiss -q --out flat && [ "$rc" -eq 1 ]; then
     check "every vector at once (FAISS flat) links the same rows with the same cosines"
     same_outputs whole flat no-report
