@@ -636,15 +636,15 @@ static int write_head(int fd, const char *path, struct iovec *iov, int n, size_t
     size_t got = 0;
     while (k < n && got + iov[k].iov_len <= want) got += iov[k++].iov_len;
     struct iovec cut = {0};
-    if (k < n && got < want) {
+    size_t used = want - got; /* of the piece cut (write_iov moves the pieces it writes part of) */
+    if (k < n && used > 0) {
         cut = iov[k];
-        iov[k].iov_len = want - got;
+        iov[k].iov_len = used;
         k++;
     }
     *s = write_iov(fd, path, iov, k);
     if (cut.iov_base) {
         k--;
-        size_t used = iov[k].iov_len;
         iov[k] = (struct iovec){(char *)cut.iov_base + used, cut.iov_len - used};
     }
     memmove(iov, iov + k, (size_t)(n - k) * sizeof *iov);
