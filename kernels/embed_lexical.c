@@ -312,14 +312,7 @@ static int lex_best(void) {
     return __builtin_cpu_supports("avx2") ? LEX_AVX2_LOOP : LEX_PORTABLE;
 }
 
-static int lex_loop(void) {
-    int v = __atomic_load_n(&lex_level, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = lex_best();
-        __atomic_store_n(&lex_level, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
+static int lex_loop(void) { return la_cpu_probe_once(&lex_level, lex_best); }
 #endif
 
 const char *la_cpu_lexical_kernel(void) {

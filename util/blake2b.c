@@ -1,5 +1,6 @@
 /* blake2b.c - BLAKE2b as RFC 7693 gives it (see la_blake2b.h). */
 #include "la_blake2b.h"
+#include "la_cpus.h"
 
 #include <string.h>
 
@@ -102,18 +103,18 @@ __attribute__((target("bmi2"))) static void compress_bmi2(la_blake2b_state *st, 
     compress_body(st, block, last);
 }
 static int use_bmi2 = -1; /* unknown yet; la_blake2b_portable sets 0 */
+
+static int have_bmi2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("bmi2") != 0;
+}
 #endif
 
 static void compress(la_blake2b_state *st, const unsigned char *block, int last)
 {
 #ifdef LA_BLAKE2B_BMI2
-    int b = __atomic_load_n(&use_bmi2, __ATOMIC_RELAXED);
-    if (b < 0) {
-        __builtin_cpu_init();
-        b = __builtin_cpu_supports("bmi2") != 0;
-        __atomic_store_n(&use_bmi2, b, __ATOMIC_RELAXED);
-    }
-    if (b) {
+    if (la_cpu_probe_once(&use_bmi2, have_bmi2)) {
         compress_bmi2(st, block, last);
         return;
     }
@@ -124,8 +125,7 @@ static void compress(la_blake2b_state *st, const unsigned char *block, int last)
 int la_blake2b_portable(int portable)
 {
 #ifdef LA_BLAKE2B_BMI2
-    __builtin_cpu_init();
-    int have = __builtin_cpu_supports("bmi2") != 0;
+    int have = have_bmi2();
     __atomic_store_n(&use_bmi2, portable ? 0 : have, __ATOMIC_RELAXED);
     return have;
 #else

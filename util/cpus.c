@@ -151,6 +151,16 @@ size_t la_memory_usable(void)
     return n;
 }
 
+int la_cpu_probe_once(int *slot, int (*probe)(void))
+{
+    int v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = probe();
+        __atomic_store_n(slot, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 int la_cpu_count(void)
 {
     static _Atomic int cached;

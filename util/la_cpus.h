@@ -11,6 +11,11 @@
 
 #include <stddef.h>
 
+/* A check of what the CPU has, run once: *slot (-1 until then) takes probe()'s answer (0 or more),
+ * which later calls return without probing. Any thread may call it; two threads that race both
+ * probe and store the same answer. The kernels' vector loops pick their code with it. */
+int la_cpu_probe_once(int *slot, int (*probe)(void));
+
 /* CPUs usable by this process, at least 1. Read once; later calls return the same number. */
 int la_cpu_count(void);
 

@@ -1,5 +1,6 @@
 /* scan.c - byte scans of the readers (see la_scan.h). */
 #include "la_scan.h"
+#include "la_cpus.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -81,15 +82,7 @@ static int have_avx512(void)
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
 }
 
-static int wide(void)
-{
-    int v = __atomic_load_n(&scan_wide, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = have_avx512();
-        __atomic_store_n(&scan_wide, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
+static int wide(void) { return la_cpu_probe_once(&scan_wide, have_avx512); }
 #endif
 
 int la_scan_wide(void)
