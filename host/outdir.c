@@ -766,6 +766,11 @@ static la_status direct_put(direct_out *d, const struct iovec *iov, int n)
     return LA_OK;
 }
 
+static void direct_free_bufs(direct_out *d)
+{
+    for (int i = 0; i < DIRECT_BUFS; i++) free(d->buf[i]);
+}
+
 /* Wait for the blocks handed out and stop the threads; with `ok`, the last part block through the
  * page cache (O_DIRECT cleared) and the file offset at the end. Frees the buffers. */
 static la_status direct_end(direct_out *d, int ok)
@@ -794,14 +799,10 @@ static la_status direct_end(direct_out *d, int ok)
     }
     pthread_cond_destroy(&d->cond);
     pthread_mutex_destroy(&d->lock);
-    for (int i = 0; i < DIRECT_BUFS; i++) free(d->buf[i]);
+    direct_free_bufs(d);
     return ok ? s : LA_OK;
 }
 
-static void direct_free_bufs(direct_out *d)
-{
-    for (int i = 0; i < DIRECT_BUFS; i++) free(d->buf[i]);
-}
 
 /* Open fd for direct writes from its offset `at` on (a multiple of DIRECT_ALIGN), the writing
  * threads started; 0 where the file system has none, or no buffer or thread could be had (the
